@@ -1,0 +1,94 @@
+"""hyperlab: run, tune and track machine-learning experiments.
+
+The public API is re-exported here and imported lazily, so that ``import hyperlab`` inside a
+trial process costs almost nothing.
+"""
+
+import importlib as _importlib
+import typing as _typing
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    # running experiments
+    "run": "hyperlab.experiment",
+    "resume": "hyperlab.experiment",
+    "load": "hyperlab.experiment",
+    "Experiment": "hyperlab.experiment",
+    "Result": "hyperlab.result",
+    # records
+    "Trial": "hyperlab.trial",
+    "TrialStatus": "hyperlab.trial",
+    "ExperimentStatus": "hyperlab.trial",
+    "Report": "hyperlab.trial",
+    # search spaces
+    "SearchSpace": "hyperlab.space",
+    "choice": "hyperlab.space",
+    "randint": "hyperlab.space",
+    "uniform": "hyperlab.space",
+    "quniform": "hyperlab.space",
+    "loguniform": "hyperlab.space",
+    "qloguniform": "hyperlab.space",
+    "normal": "hyperlab.space",
+    "qnormal": "hyperlab.space",
+    "lognormal": "hyperlab.space",
+    "qlognormal": "hyperlab.space",
+    # inside a trial
+    "get_params": "hyperlab.reporting",
+    "report": "hyperlab.reporting",
+    "trial_dir": "hyperlab.reporting",
+    "trial_seed": "hyperlab.reporting",
+    "trial_devices": "hyperlab.reporting",
+    # errors
+    "HyperlabError": "hyperlab.errors",
+    "ConfigError": "hyperlab.errors",
+    "SearchSpaceError": "hyperlab.errors",
+    "StoreError": "hyperlab.errors",
+    "ExperimentNotFound": "hyperlab.errors",
+    "TrialError": "hyperlab.errors",
+    "TrialStopped": "hyperlab.errors",
+}
+
+__all__ = [*sorted(_EXPORTS), "__version__"]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hyperlab' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if _typing.TYPE_CHECKING:
+    from hyperlab.errors import (
+        ConfigError,
+        ExperimentNotFound,
+        HyperlabError,
+        SearchSpaceError,
+        StoreError,
+        TrialError,
+        TrialStopped,
+    )
+    from hyperlab.experiment import Experiment, load, resume, run
+    from hyperlab.reporting import get_params, report, trial_devices, trial_dir, trial_seed
+    from hyperlab.result import Result
+    from hyperlab.space import (
+        SearchSpace,
+        choice,
+        loguniform,
+        lognormal,
+        normal,
+        qloguniform,
+        qlognormal,
+        qnormal,
+        quniform,
+        randint,
+        uniform,
+    )
+    from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus

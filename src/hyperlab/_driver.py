@@ -1,0 +1,345 @@
+"""The driver: the loop that owns one running experiment.
+
+It asks the tuner, writes each trial to the store before it runs, submits it to the executor,
+turns the executor's events into trial records, enforces the budget and obeys control
+requests read from the store. It is the only code that calls the tuner and writes the
+experiment's rows, always from one thread.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from hyperlab.config import ExperimentOptions
+from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
+from hyperlab.progress import ProgressDisplay
+from hyperlab.reporting import is_finite_number
+from hyperlab.store import ExperimentRecord, Store
+from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
+from hyperlab.tuners.base import Tuner
+
+FLUSH_INTERVAL = 0.1  # seconds between group commits
+CONTROL_INTERVAL = 0.1  # seconds between reads of the control table
+HEARTBEAT_INTERVAL = 5.0
+POLL_TIMEOUT = 0.05
+
+
+def trial_seed(experiment_seed: int, number: int) -> int:
+    """Trial ``number``'s seed: a 32-bit value derived from the experiment's seed."""
+    state = np.random.SeedSequence(experiment_seed, spawn_key=(1, number)).generate_state(1)
+    return int(state[0])
+
+
+class Driver:
+    """Runs one experiment to its end. Build it, then call ``run`` from the thread that owns it.
+
+    Args:
+        store: Where every row goes; the driver is its only writer for this experiment.
+        record: The experiment's stored record (already created).
+        options: Validated options (budget, metric, concurrency...).
+        tuner: A fresh tuner; ``history`` is replayed into it first.
+        executor: Runs the trials.
+        history: Trials already in the store (on resume), in number order.
+        experiment_dir: Folder under which each trial gets ``trials/<number>/``.
+        progress: Show a live progress bar.
+        clock: Wall clock (epoch seconds); injectable for tests.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        record: ExperimentRecord,
+        options: ExperimentOptions,
+        tuner: Tuner,
+        executor: Executor,
+        *,
+        history: list[Trial] = (),  # type: ignore[assignment]
+        experiment_dir: Path,
+        progress: bool = False,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.id = record.id
+        self.seed = record.seed
+        self.options = options
+        self.tuner = tuner
+        self.executor = executor
+        self.experiment_dir = experiment_dir
+        self.clock = clock
+        self.started = threading.Event()
+        self.max_trials = options.max_trials
+        self.max_duration = options.max_duration
+        self.active: dict[int, Trial] = {}
+        self.requeue: deque[Trial] = deque()
+        self.stop_reasons: dict[int, TrialStatus] = {}
+        self.next_number = 0
+        self.counts = {"finished": 0, "failed": 0}
+        self.best: float | None = None
+        self.consecutive_failures = 0
+        self.exhausted = False
+        self.ending: ExperimentStatus | None = None
+        self.error: str | None = None
+        self.status = record.status
+        self.progress = ProgressDisplay(self.id, options.max_trials) if progress else None
+        self._replay(history)
+
+    def _replay(self, history: list[Trial]) -> None:
+        """Feed finished trials to the tuner in number order; re-queue the interrupted ones."""
+        for trial in history:
+            self.next_number = max(self.next_number, trial.number + 1)
+            if trial.status.is_finished():
+                self._count(trial)
+                self.tuner.observe(trial)
+            else:
+                self.requeue.append(
+                    replace(trial, status=TrialStatus.WAITING, attempt=trial.attempt + 1,
+                            started_at=None, finished_at=None, error=None)
+                )
+
+    # ---- the loop -------------------------------------------------------------------------
+
+    def run(self) -> ExperimentStatus:
+        """Run until the budget is spent, a stop is requested, or too many trials fail."""
+        now = self.clock()
+        self._set_status(ExperimentStatus.RUNNING, started_at=now, driver_host=socket.gethostname(),
+                         driver_pid=os.getpid(), heartbeat_at=now)
+        self.store.flush()
+        self.executor.open(self._on_event)
+        self.started.set()
+        self._t0 = self._last_flush = self._last_control = self._last_beat = time.monotonic()
+        try:
+            while True:
+                self._housekeeping()
+                if self.ending is None:
+                    self._submit_more()
+                if not self.executor.running and (self.ending is not None or self._no_more()):
+                    break
+                self.executor.poll(0 if self._can_submit() else POLL_TIMEOUT)
+                if self.progress is not None:
+                    self.progress.update(self)
+            final = self.ending or ExperimentStatus.DONE
+        except KeyboardInterrupt:
+            self.ending, final = ExperimentStatus.STOPPED, ExperimentStatus.STOPPED
+            self._shutdown(TrialStatus.USER_CANCELED)
+            raise
+        except BaseException:
+            self.ending, final = ExperimentStatus.ERROR, ExperimentStatus.ERROR
+            self.error = traceback.format_exc()
+            self._shutdown(TrialStatus.SYS_CANCELED)
+            raise
+        else:
+            self._shutdown(TrialStatus.SYS_CANCELED)
+        finally:
+            if self.progress is not None:
+                self.progress.close(self)
+        return final
+
+    def _housekeeping(self) -> None:
+        """Obey controls, enforce max_duration, beat, group-commit: each when it is due.
+
+        Called by the loop and on every report, so long in-process trials are covered too.
+        """
+        tick = time.monotonic()
+        if tick - self._last_control >= CONTROL_INTERVAL:
+            self._last_control = tick
+            self._apply_controls()
+        if (self.max_duration is not None and self.ending is None
+                and tick - self._t0 >= self.max_duration):
+            self._end(ExperimentStatus.DONE, TrialStatus.SYS_CANCELED)
+        if tick - self._last_beat >= HEARTBEAT_INTERVAL:
+            self._last_beat = tick
+            self.store.update_experiment(self.id, heartbeat_at=self.clock())
+        if tick - self._last_flush >= FLUSH_INTERVAL and self.store.pending:
+            self._last_flush = tick
+            self.store.flush()
+
+    def _shutdown(self, reason: TrialStatus) -> None:
+        """Stop what still runs, record it, and write the experiment's final status."""
+        for number in self.active:
+            self.stop_reasons.setdefault(number, reason)
+        try:
+            self.executor.close()
+        finally:
+            now = self.clock()
+            for trial in list(self.active.values()):  # e.g. an in-process trial hit by Ctrl-C
+                self._finish(trial, self.stop_reasons.pop(trial.number, reason), now)
+            status = self.ending or ExperimentStatus.DONE
+            self._set_status(status, finished_at=now, error=self.error)
+            self.store.flush()
+
+    # ---- submitting -----------------------------------------------------------------------
+
+    def _no_more(self) -> bool:
+        if self.requeue:
+            return False
+        return self.exhausted or (self.max_trials is not None and self.next_number >= self.max_trials)
+
+    def _can_submit(self) -> bool:
+        return self.ending is None and not self._no_more() and self.executor.free_slots > 0
+
+    def _submit_more(self) -> None:
+        specs = []
+        while self.executor.free_slots > len(specs) and not self._no_more():
+            trial = self.requeue.popleft() if self.requeue else self._new_trial()
+            if trial is None:
+                break
+            self.active[trial.number] = trial
+            self.store.put_trial(trial)
+            specs.append(self._spec(trial))
+        if not specs:
+            if self._no_more() and self.executor.running and self.status is ExperimentStatus.RUNNING:
+                self._set_status(ExperimentStatus.NO_MORE_TRIAL)
+            return
+        if self.executor.runs_outside:
+            self.store.flush()  # write-ahead: the row exists before another process runs it
+        for spec in specs:
+            self.executor.submit(spec)
+
+    def _new_trial(self) -> Trial | None:
+        number = self.next_number
+        params = self.tuner.suggest(number)
+        if params is None:
+            self.exhausted = True
+            return None
+        self.next_number += 1
+        return Trial(self.id, number, params, seed=trial_seed(self.seed, number),
+                     created_at=self.clock())
+
+    def _spec(self, trial: Trial) -> TrialSpec:
+        return TrialSpec(trial.number, trial.id, trial.params, trial.seed,
+                         str(self.experiment_dir / "trials" / str(trial.number)), trial.attempt)
+
+    # ---- events ---------------------------------------------------------------------------
+
+    def _on_event(self, event: Event) -> None:
+        trial = self.active.get(event.number)
+        if trial is None:
+            return
+        kind = event.kind
+        if kind is EventKind.REPORTED:
+            metrics = self._normalize(event.metrics)
+            self.store.add_report(self.id, trial.number,
+                                  Report(event.step, metrics, event.time, trial.attempt))
+            self._housekeeping()
+        elif kind is EventKind.STARTED:
+            trial = replace(trial, status=TrialStatus.RUNNING, started_at=event.time)
+            self.active[trial.number] = trial
+            self.store.put_trial(trial)
+        elif kind is EventKind.FINISHED:
+            metrics = self._normalize(event.metrics)
+            value, error = self._objective_value(metrics)
+            status = TrialStatus.SUCCEEDED if error is None else TrialStatus.FAILED
+            self._finish(trial, status, event.time, value=value, metrics=metrics, error=error)
+        elif kind is EventKind.FAILED:
+            self._finish(trial, TrialStatus.FAILED, event.time, error=event.error)
+        else:
+            status = self.stop_reasons.pop(trial.number, TrialStatus.USER_CANCELED)
+            metrics = self._normalize(event.metrics) if event.metrics else {}
+            self._finish(trial, status, event.time, metrics=metrics)
+
+    def _normalize(self, metrics: dict) -> dict:
+        """A bare reported value (key ``default``) is the objective: name it after ``metric``."""
+        metric = self.options.metric
+        if metric is not None and len(metrics) == 1 and "default" in metrics:
+            return {metric: metrics["default"]}
+        return metrics
+
+    def _objective_value(self, metrics: dict) -> tuple[float | None, str | None]:
+        key = self.options.metric
+        if key is None:
+            if "default" in metrics:
+                key = "default"
+            elif len(metrics) == 1:
+                key = next(iter(metrics))
+            else:
+                return None, (f"the trial reported metrics {sorted(metrics)} and no `metric` says "
+                              "which one is the objective; pass metric=<name>")
+        if key not in metrics:
+            return None, f"metric {key!r} is missing from the trial's result {sorted(metrics)}"
+        value = metrics[key]
+        if not is_finite_number(value):
+            return None, f"the objective {key}={value!r} is not a finite number"
+        return float(value), None
+
+    def _finish(self, trial: Trial, status: TrialStatus, when: float, *,
+                value: float | None = None, metrics: dict | None = None,
+                error: str | None = None) -> None:
+        trial = replace(trial, status=status, value=value, metrics=metrics or {}, error=error,
+                        finished_at=when)
+        del self.active[trial.number]
+        self.store.put_trial(trial)
+        self._count(trial)
+        self.tuner.observe(trial)
+        if status is TrialStatus.FAILED:
+            self.consecutive_failures += 1
+            limit = self.options.failure_limit
+            if self.consecutive_failures >= limit and self.ending is None:
+                last = (error or "").strip().splitlines()[-1:] or ["?"]
+                self.error = (f"{self.consecutive_failures} trials failed in a row "
+                              f"(limit {limit}); last error: {last[0]}")
+                self._end(ExperimentStatus.ERROR, TrialStatus.SYS_CANCELED)
+        elif status is TrialStatus.SUCCEEDED:
+            self.consecutive_failures = 0
+
+    def _count(self, trial: Trial) -> None:
+        self.counts["finished"] += 1
+        if trial.status is TrialStatus.FAILED:
+            self.counts["failed"] += 1
+        if trial.value is not None and (
+            self.best is None
+            or (trial.value < self.best if self.options.mode == "min" else trial.value > self.best)
+        ):
+            self.best = trial.value
+
+    # ---- ending and control ---------------------------------------------------------------
+
+    def _end(self, status: ExperimentStatus, reason: TrialStatus) -> None:
+        """Stop submitting; ask every running trial to stop, recorded with ``reason``."""
+        self.ending = status
+        for number in list(self.active):
+            self.stop_reasons[number] = reason
+            self.executor.stop(number)
+
+    def _set_status(self, status: ExperimentStatus, **fields: object) -> None:
+        self.status = status
+        self.store.update_experiment(self.id, status=status, **fields)
+
+    def _apply_controls(self) -> None:
+        for control in self.store.pending_controls(self.id):
+            outcome = self._apply(control.kind, control.payload)
+            self.store.finish_control(control.id, outcome)
+
+    def _apply(self, kind: str, payload: dict) -> str:
+        if kind == "stop":
+            if self.ending is None:
+                self._end(ExperimentStatus.STOPPED, TrialStatus.USER_CANCELED)
+            return "ok"
+        if kind == "kill_trial":
+            number = payload.get("number")
+            if number not in self.active:
+                return f"error: trial {number!r} is not running"
+            self.stop_reasons[number] = TrialStatus.USER_CANCELED
+            self.executor.stop(number)
+            return "ok"
+        if kind in ("set_concurrency", "set_max_trials", "set_max_duration"):
+            value = payload.get("value")
+            if not is_finite_number(value) or value <= 0:
+                return f"error: {kind} needs a positive number, got {value!r}"
+            if kind == "set_concurrency":
+                self.executor.concurrency = int(value)
+            elif kind == "set_max_trials":
+                self.max_trials = int(value)
+            else:
+                self.max_duration = float(value)
+            return "ok"
+        return f"error: unknown control {kind!r}"

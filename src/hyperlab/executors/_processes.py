@@ -1,0 +1,220 @@
+"""Run trials concurrently in a pool of spawned worker processes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from multiprocessing.connection import Connection, wait
+
+import cloudpickle
+
+from hyperlab.errors import ConfigError
+from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
+
+__all__ = ["ProcessExecutor", "pickle_objective"]
+
+_KINDS = {kind.value: kind for kind in EventKind}
+WORKER_COMMAND = "import sys; from hyperlab.executors._worker import main; main(*sys.argv[1:])"
+
+
+def pickle_objective(objective: Any, executor: str = "processes") -> bytes:
+    """The objective as cloudpickle bytes; ``ConfigError`` suggesting threads if it cannot be."""
+    try:
+        return cloudpickle.dumps(objective)
+    except Exception as exc:
+        raise ConfigError(
+            f"objective: {objective!r} cannot be pickled, which the {executor!r} executor needs to "
+            f"send it to worker processes ({type(exc).__name__}: {exc}); use executor='threads', "
+            "or make the objective a module-level function whose globals can be pickled"
+        ) from None
+
+
+class _Slot:
+    """One worker process and the trial it runs."""
+
+    __slots__ = ("deadline", "events", "kill_at", "number", "process", "tasks")
+
+    def __init__(self, process: subprocess.Popen, tasks: Connection, events: Connection) -> None:
+        self.process = process
+        self.tasks = tasks
+        self.events = events
+        self.number: int | None = None
+        self.deadline: float | None = None  # trial_timeout expires (monotonic)
+        self.kill_at: float | None = None  # a stop request's grace expires (monotonic)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the worker's whole process group (the trial and its children)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, sig)
+
+
+class ProcessExecutor(Executor):
+    """Up to ``concurrency`` trials at once, each in a fresh-interpreter worker process.
+
+    Workers are started like ``python -c ...`` (not by re-importing the user's main script,
+    so no ``if __name__ == "__main__"`` guard is needed) and reused from trial to trial. A trial that raises, exits, segfaults or runs past
+    ``trial_timeout`` is FAILED with the reason, its worker replaced, and the others go on.
+    A stopped trial gets ``stop_grace`` seconds to end at its next ``report``, then its process
+    group is killed. Workers die with the driver, even when it is killed with SIGKILL.
+    """
+
+    name = "processes"
+    runs_outside = True
+
+    def __init__(self, objective, **options) -> None:  # noqa: ANN001
+        super().__init__(objective, **options)
+        self._blob = pickle_objective(objective)
+        self._slots: list[_Slot] = []
+        self._dying: list[_Slot] = []
+
+    @property
+    def running(self) -> int:
+        return sum(slot.number is not None for slot in self._slots)
+
+    def _spawn(self) -> _Slot:
+        task_read, task_write = os.pipe()
+        event_read, event_write = os.pipe()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-c", WORKER_COMMAND, str(task_read), str(event_write)],
+                pass_fds=(task_read, event_write), start_new_session=True,
+                stdin=subprocess.DEVNULL, env=env,
+            )
+        finally:
+            os.close(task_read)
+            os.close(event_write)
+        tasks = Connection(task_write, readable=False)
+        tasks.send_bytes(self._blob)
+        slot = _Slot(process, tasks, Connection(event_read, writable=False))
+        self._slots.append(slot)
+        return slot
+
+    def submit(self, spec: TrialSpec) -> None:
+        slot = next((s for s in self._slots if s.number is None and s.alive), None)
+        if slot is None:
+            self._slots = [s for s in self._slots if s.number is not None or s.alive]
+            slot = self._spawn()
+        slot.number = spec.number
+        slot.deadline = None if self.trial_timeout is None else time.monotonic() + self.trial_timeout
+        slot.kill_at = None
+        slot.tasks.send(("run", spec))
+
+    def poll(self, timeout: float) -> None:
+        busy = [slot for slot in self._slots if slot.number is not None]
+        limits = [t for s in busy for t in (s.deadline, s.kill_at) if t is not None]
+        if limits:
+            timeout = min(timeout, max(0.0, min(limits) - time.monotonic()))
+        if busy:  # a worker that dies closes its end of the events pipe: that wakes us too
+            wait([s.events for s in busy], timeout)
+        elif timeout > 0:
+            time.sleep(timeout)
+        for slot in busy:
+            self._drain(slot)
+            if slot.number is not None and not slot.alive:
+                self._drain(slot)  # whatever it sent before dying
+                if slot.number is not None:
+                    self._end(slot, EventKind.FAILED, f"the trial's process {_exit_text(slot.process)}")
+                self._retire(slot, signal.SIGKILL)
+        self._enforce_limits()
+        self._reap()
+
+    def _drain(self, slot: _Slot) -> None:
+        try:
+            while slot.number is not None and slot.events.poll():
+                self._handle(slot, slot.events.recv())
+        except (EOFError, OSError):
+            pass
+
+    def _handle(self, slot: _Slot, message: tuple) -> None:
+        tag, number, when = message[0], message[1], message[2]
+        if tag == "report":
+            self.listener(Event(EventKind.REPORTED, number, when, step=message[3], metrics=message[4]))
+        elif tag == "started":
+            self.listener(Event(EventKind.STARTED, number, when))
+        else:
+            slot.number = slot.deadline = slot.kill_at = None
+            self.listener(Event(_KINDS[tag], number, when, metrics=message[3], error=message[4]))
+
+    def _end(self, slot: _Slot, kind: EventKind, error: str | None = None) -> None:
+        number = slot.number
+        slot.number = slot.deadline = slot.kill_at = None
+        self.listener(Event(kind, number, time.time(), error=error))
+
+    def _enforce_limits(self) -> None:
+        now = time.monotonic()
+        for slot in list(self._slots):
+            if slot.number is None:
+                continue
+            if slot.deadline is not None and slot.deadline <= now:
+                self._end(
+                    slot, EventKind.FAILED, f"trial exceeded trial_timeout={self.trial_timeout:g}s"
+                )
+                self._retire(slot, signal.SIGTERM)
+            elif slot.kill_at is not None and slot.kill_at <= now:
+                self._end(slot, EventKind.STOPPED)
+                self._retire(slot, signal.SIGTERM)
+
+    def _retire(self, slot: _Slot, sig: int) -> None:
+        """Take a worker out of the pool and signal its group; SIGKILL follows after grace."""
+        self._slots.remove(slot)
+        slot.signal(sig)
+        slot.kill_at = time.monotonic() + (0 if sig == signal.SIGKILL else self.stop_grace)
+        self._dying.append(slot)
+
+    def _reap(self) -> None:
+        now = time.monotonic()
+        for slot in list(self._dying):
+            if slot.kill_at is not None and slot.kill_at <= now:
+                slot.signal(signal.SIGKILL)
+                slot.kill_at = None
+            if not slot.alive:
+                slot.signal(signal.SIGKILL)  # its children, if any survived it
+                self._dying.remove(slot)
+                slot.tasks.close()
+                slot.events.close()
+
+    def stop(self, number: int) -> None:
+        for slot in self._slots:
+            if slot.number == number and slot.kill_at is None:
+                with contextlib.suppress(OSError):
+                    slot.tasks.send(("stop", number))
+                slot.kill_at = time.monotonic() + self.stop_grace
+
+    def close(self) -> None:
+        for slot in self._slots:
+            if slot.number is not None:
+                self.stop(slot.number)
+        end = time.monotonic() + self.stop_grace
+        while self.running and time.monotonic() < end:
+            self.poll(0.05)
+        for slot in list(self._slots):
+            if slot.number is not None:
+                self._end(slot, EventKind.STOPPED)
+            slot.tasks.close()  # an idle worker exits on end-of-file
+            self._slots.remove(slot)
+            slot.kill_at = time.monotonic() + 1.0
+            self._dying.append(slot)
+        while self._dying:
+            self._reap()
+            if self._dying:
+                time.sleep(0.01)
+
+
+def _exit_text(process: subprocess.Popen) -> str:
+    code = process.returncode
+    if code is not None and code < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code} before the trial ended"

@@ -1,0 +1,115 @@
+"""Run trials concurrently on threads of the driver's process."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+from hyperlab.executors._run import run_trial
+from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
+from hyperlab.reporting import TrialContext
+
+__all__ = ["ThreadExecutor"]
+
+
+class ThreadExecutor(Executor):
+    """Up to ``concurrency`` trials at once, each on its own daemon thread.
+
+    Best for objectives that release the GIL (numpy, torch, I/O) or that cannot be pickled.
+    A thread cannot be killed: a stopped or timed-out trial is told to stop at its next
+    ``report``, and a timed-out trial is recorded FAILED at its deadline and its slot freed
+    even if its code never returns. Use ``processes`` when trials must be killable.
+    """
+
+    name = "threads"
+
+    def __init__(self, objective, **options) -> None:  # noqa: ANN001
+        super().__init__(objective, **options)
+        self._events: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        self._active: dict[int, TrialContext] = {}
+        self._deadlines: dict[int, float] = {}
+        self._threads: dict[int, threading.Thread] = {}
+
+    @property
+    def running(self) -> int:
+        return len(self._active)
+
+    def submit(self, spec: TrialSpec) -> None:
+        put = self._events.put
+        number = spec.number
+
+        def emit(step: int, metrics: dict) -> None:
+            put(Event(EventKind.REPORTED, number, time.time(), step=step, metrics=metrics))
+
+        ctx = TrialContext(
+            number, spec.trial_id, spec.params, spec.seed, spec.trial_dir, emit,
+            devices=spec.devices,
+        )
+        self._active[number] = ctx
+        if self.trial_timeout is not None:
+            self._deadlines[number] = time.monotonic() + self.trial_timeout
+        thread = threading.Thread(
+            target=self._work, args=(ctx,), name=f"hyperlab-trial-{number}", daemon=True
+        )
+        self._threads[number] = thread
+        thread.start()
+
+    def _work(self, ctx: TrialContext) -> None:
+        self._events.put(Event(EventKind.STARTED, ctx.number, time.time()))
+        try:
+            kind, metrics, error = run_trial(self.objective, ctx)
+        except BaseException as exc:  # SystemExit / KeyboardInterrupt raised by trial code
+            kind, metrics, error = EventKind.FAILED, None, f"{type(exc).__name__}: {exc}"
+        self._events.put(Event(kind, ctx.number, time.time(), metrics=metrics, error=error))
+
+    def poll(self, timeout: float) -> None:
+        if self._deadlines:
+            timeout = min(timeout, max(0.0, min(self._deadlines.values()) - time.monotonic()))
+        try:
+            event = self._events.get(timeout=timeout) if timeout > 0 else self._events.get_nowait()
+        except queue.Empty:
+            event = None
+        while event is not None:
+            self._deliver(event)
+            try:
+                event = self._events.get_nowait()
+            except queue.Empty:
+                event = None
+        self._expire()
+
+    def _deliver(self, event: Event) -> None:
+        if event.number not in self._active:
+            return  # a trial that was already failed for its timeout
+        if event.kind in (EventKind.FINISHED, EventKind.FAILED, EventKind.STOPPED):
+            del self._active[event.number]
+            self._deadlines.pop(event.number, None)
+            self._threads.pop(event.number, None)
+        self.listener(event)
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for number, deadline in list(self._deadlines.items()):
+            if deadline <= now:
+                self._active[number].request_stop()
+                self._deliver(
+                    Event(
+                        EventKind.FAILED, number, time.time(),
+                        error=f"trial exceeded trial_timeout={self.trial_timeout:g}s",
+                    )
+                )
+
+    def stop(self, number: int) -> None:
+        ctx = self._active.get(number)
+        if ctx is not None:
+            ctx.request_stop()
+
+    def close(self) -> None:
+        for ctx in self._active.values():
+            ctx.request_stop()
+        end = time.monotonic() + self.stop_grace
+        for thread in list(self._threads.values()):
+            thread.join(max(0.0, end - time.monotonic()))
+        self.poll(0)
+        for number in list(self._active):  # ignored the stop request: abandon the thread
+            self._deliver(Event(EventKind.STOPPED, number, time.time()))

@@ -1,0 +1,120 @@
+"""The code of a ``processes`` worker: a child process that runs trials one at a time.
+
+It talks to the driver through two one-way pipes: tasks come in (``("run", spec)``,
+``("stop", number)``), tagged tuples go out (``("started" | "report" | "finished" | "failed"
+| "stopped", number, time, ...)``). It leads its own session and process group (the driver starts
+it so), so the driver can signal the trial and everything it started, and it exits as soon as
+the driver goes away.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from multiprocessing.connection import Connection
+
+import cloudpickle
+
+from hyperlab.executors._run import format_error, run_trial
+from hyperlab.executors.base import TrialSpec
+from hyperlab.reporting import TrialContext, set_process_context
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when the driver dies, even by SIGKILL."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):  # no prctl: the EOF on the task pipe still ends us
+            pass
+
+
+class _Worker:
+    def __init__(self, tasks: Connection, events: Connection) -> None:
+        self.tasks = tasks
+        self.events = events
+        self.send_lock = threading.Lock()
+        self.queue: queue.SimpleQueue[TrialSpec | None] = queue.SimpleQueue()
+        self.ctx: TrialContext | None = None
+        self.stop_early: set[int] = set()
+
+    def send(self, message: tuple) -> None:
+        with self.send_lock:
+            self.events.send(message)
+
+    def listen(self) -> None:
+        """Read the task pipe until the driver closes it or dies, then exit the process."""
+        while True:
+            try:
+                message = self.tasks.recv()
+            except (EOFError, OSError):
+                os._exit(0)
+            if message[0] == "run":
+                self.queue.put(message[1])
+            elif message[0] == "stop":
+                ctx = self.ctx
+                if ctx is not None and ctx.number == message[1]:
+                    ctx.request_stop()
+                else:
+                    self.stop_early.add(message[1])
+
+    def serve(self, objective) -> None:  # noqa: ANN001
+        while (spec := self.queue.get()) is not None:
+            self.run(objective, spec)
+
+    def run(self, objective, spec: TrialSpec) -> None:  # noqa: ANN001
+        number = spec.number
+        send = self.send
+
+        def emit(step: int, metrics: dict) -> None:
+            send(("report", number, time.time(), step, metrics))
+
+        ctx = TrialContext(
+            number, spec.trial_id, spec.params, spec.seed, spec.trial_dir, emit,
+            devices=spec.devices,
+        )
+        if number in self.stop_early:
+            ctx.request_stop()
+        self.ctx = ctx
+        set_process_context(ctx)
+        send(("started", number, time.time()))
+        kind, metrics, error = run_trial(objective, ctx)
+        self.ctx = None
+        set_process_context(None)
+        try:
+            send((kind.value, number, time.time(), metrics, error))
+        except Exception:  # the final metrics could not be pickled
+            send(("failed", number, time.time(), None, format_error()))
+
+
+def main(task_fd: str, event_fd: str) -> None:
+    """Entry point of a worker process: ``python -c ... TASK_FD EVENT_FD``.
+
+    The first message on the task pipe is the pickled objective.
+    """
+    _die_with_parent()
+    tasks = Connection(int(task_fd), writable=False)
+    events = Connection(int(event_fd), readable=False)
+    try:
+        blob = tasks.recv_bytes()
+    except (EOFError, OSError):
+        os._exit(0)
+    worker = _Worker(tasks, events)
+    threading.Thread(target=worker.listen, name="hyperlab-tasks", daemon=True).start()
+    try:
+        objective = cloudpickle.loads(blob)
+    except Exception:
+        reason = format_error()
+
+        def objective(*_args: object) -> None:
+            raise RuntimeError(f"the objective could not be loaded in the worker process:\n{reason}")
+
+    worker.serve(objective)

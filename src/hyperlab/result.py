@@ -1,0 +1,94 @@
+"""``Result``: everything about one experiment, read from the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hyperlab.trial import ExperimentStatus, Trial, TrialStatus
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["Result"]
+
+
+@dataclass(frozen=True)
+class Result:
+    """An experiment's trials and its best one.
+
+    Attributes:
+        experiment_id: The experiment's id.
+        status: Its status when the result was read.
+        mode: ``"min"`` or ``"max"``.
+        metric: The objective's metric name, if one was given.
+        trials: Every trial in number order, with params, status, value, metrics and reports.
+        error: Why the experiment ended in ERROR, if it did.
+    """
+
+    experiment_id: str
+    status: ExperimentStatus
+    mode: str
+    metric: str | None
+    trials: list[Trial]
+    error: str | None = None
+
+    @property
+    def best_trial(self) -> Trial | None:
+        """The succeeded trial with the best value (the earliest among equals), or None."""
+        done = [t for t in self.trials if t.status is TrialStatus.SUCCEEDED and t.value is not None]
+        if not done:
+            return None
+        sign = 1.0 if self.mode == "min" else -1.0
+        return min(done, key=lambda t: (sign * t.value, t.number))
+
+    @property
+    def best_params(self) -> dict[str, Any] | None:
+        """The best trial's parameters."""
+        best = self.best_trial
+        return None if best is None else best.params
+
+    @property
+    def best_value(self) -> float | None:
+        """The best trial's objective value."""
+        best = self.best_trial
+        return None if best is None else best.value
+
+    def to_dataframe(self) -> pandas.DataFrame:
+        """One row per trial: number, status, value, attempt, duration, ``params.*``, ``metrics.*``.
+
+        Nested parameters are flattened with ``/`` (``params.layer/kernel``). Needs pandas
+        (``pip install 'hyperlab[pandas]'``).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "Result.to_dataframe() needs pandas: pip install 'hyperlab[pandas]'"
+            ) from None
+        rows = []
+        for t in self.trials:
+            row: dict[str, Any] = {
+                "number": t.number,
+                "status": t.status.value,
+                "value": t.value,
+                "attempt": t.attempt,
+                "duration": t.duration,
+                "error": t.error,
+            }
+            row.update({f"params.{k}": v for k, v in flatten(t.params).items()})
+            row.update({f"metrics.{k}": v for k, v in t.metrics.items()})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def flatten(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested parameter dicts as one level, keys joined with ``/``."""
+    flat: dict[str, Any] = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{name}/"))
+        else:
+            flat[name] = value
+    return flat

@@ -1,0 +1,112 @@
+"""Plain records of trials and experiments: statuses, reports and the frozen ``Trial``.
+
+Tuners, assessors and users only ever see these immutable records; the driver owns the
+mutable state and produces a new record whenever a trial changes.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ExperimentStatus", "Report", "Trial", "TrialStatus"]
+
+
+class TrialStatus(str, enum.Enum):
+    """Where a trial stands; the names are NNI's."""
+
+    WAITING = "WAITING"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    EARLY_STOPPED = "EARLY_STOPPED"
+    USER_CANCELED = "USER_CANCELED"
+    SYS_CANCELED = "SYS_CANCELED"
+
+    def is_finished(self) -> bool:
+        """True once the trial will never run again (anything but WAITING and RUNNING)."""
+        return self not in (TrialStatus.WAITING, TrialStatus.RUNNING)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class ExperimentStatus(str, enum.Enum):
+    """Where an experiment stands; the names are NNI's."""
+
+    INITIALIZED = "INITIALIZED"
+    RUNNING = "RUNNING"
+    NO_MORE_TRIAL = "NO_MORE_TRIAL"
+    DONE = "DONE"
+    STOPPED = "STOPPED"
+    ERROR = "ERROR"
+
+    def is_finished(self) -> bool:
+        """True when no driver works on the experiment any more (DONE, STOPPED or ERROR)."""
+        return self in (ExperimentStatus.DONE, ExperimentStatus.STOPPED, ExperimentStatus.ERROR)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One intermediate result of a trial.
+
+    Attributes:
+        step: The trial's step counter (0, 1, 2... unless the trial gave its own).
+        metrics: Metric name to value, as reported.
+        time: Seconds since the epoch when the driver received it.
+        attempt: Which attempt of the trial sent it (1 for the first run).
+    """
+
+    step: int
+    metrics: dict[str, Any]
+    time: float
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Trial:
+    """An immutable snapshot of one trial.
+
+    Attributes:
+        experiment_id: The experiment it belongs to.
+        number: 0, 1, 2... in the order the trials were created.
+        params: The parameter set being evaluated.
+        status: See ``TrialStatus``.
+        attempt: 1 for the first run, +1 each time it was re-run after a driver crash.
+        value: The objective value of the final result (None until it succeeded).
+        metrics: All metrics of the final result.
+        reports: Intermediate reports in the order received.
+        error: Why it failed or was stopped, if it did.
+        seed: The trial's own random seed, derived from the experiment seed.
+        created_at / started_at / finished_at: Seconds since the epoch, or None.
+    """
+
+    experiment_id: str
+    number: int
+    params: dict[str, Any]
+    status: TrialStatus = TrialStatus.WAITING
+    attempt: int = 1
+    value: float | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    reports: tuple[Report, ...] = ()
+    error: str | None = None
+    seed: int | None = None
+    created_at: float | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+
+    @property
+    def id(self) -> str:
+        """The trial's id: ``<experiment id>-<number>``."""
+        return f"{self.experiment_id}-{self.number}"
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from start to finish, or None while either is unknown."""
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return self.finished_at - self.started_at

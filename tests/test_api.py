@@ -1,0 +1,240 @@
+"""The Python API: objective styles, metrics, results, budgets and bad input."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import hyperlab
+from hyperlab import ExperimentStatus, TrialStatus
+from hyperlab import space as hs
+from hyperlab.store import Store
+
+
+def run(objective, space=None, **options):
+    options.setdefault("storage", ":memory:")
+    options.setdefault("progress", False)
+    options.setdefault("max_trials", 5)
+    return hyperlab.run(objective, space or {"x": hs.uniform(0, 1)}, **options)
+
+
+def test_float_objective_min_and_max():
+    low = run(lambda p: p["x"], max_trials=20, seed=1)
+    high = run(lambda p: p["x"], max_trials=20, seed=1, mode="max")
+    values = [t.value for t in low.trials]
+    assert low.best_value == min(values) and high.best_value == max(values)
+    assert low.best_params == low.best_trial.params
+    assert low.best_trial.status is TrialStatus.SUCCEEDED
+
+
+def test_dict_result_uses_default_key_or_only_key_or_metric():
+    assert run(lambda p: {"default": 2.0, "acc": 0.5}).best_value == 2.0
+    assert run(lambda p: {"loss": 3.0}).best_value == 3.0
+    assert run(lambda p: {"loss": 3.0, "acc": 0.1}, metric="acc", mode="max").best_value == 0.1
+
+
+def test_ambiguous_metrics_fail_the_trial_with_a_clear_message():
+    result = run(lambda p: {"loss": 3.0, "acc": 0.1}, max_trials=2)
+    assert all(t.status is TrialStatus.FAILED for t in result.trials)
+    assert "pass metric=" in result.trials[0].error
+
+
+def test_missing_metric_fails_the_trial():
+    result = run(lambda p: {"loss": 1.0}, metric="accuracy", max_trials=2)
+    (first, _) = result.trials
+    assert first.status is TrialStatus.FAILED
+    assert "'accuracy' is missing" in first.error and "loss" in first.error
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, "0.5", None])
+def test_non_finite_or_non_numeric_result_fails_and_is_never_best(bad):
+    def objective(params):
+        return {"default": bad} if params["i"] == 0 else float(params["i"])
+
+    result = run(objective, {"i": hs.choice(0, 1, 2)}, tuner="grid", max_trials=None)
+    by_i = {t.params["i"]: t for t in result.trials}
+    assert by_i[0].status is TrialStatus.FAILED
+    assert result.best_value == 1.0
+
+
+def test_bare_value_takes_the_metric_name():
+    result = run(lambda p: 0.25, metric="loss")
+    assert result.trials[0].metrics == {"loss": 0.25}
+    assert result.best_value == 0.25
+
+
+def test_generator_objective_reports_each_yield_and_ends_with_the_last():
+    def objective(params):
+        for step in range(4):
+            yield {"loss": 10.0 - step}
+
+    result = run(objective, max_trials=2)
+    trial = result.trials[0]
+    assert [r.step for r in trial.reports] == [0, 1, 2, 3]
+    assert [r.metrics["loss"] for r in trial.reports] == [10.0, 9.0, 8.0, 7.0]
+    assert trial.value == 7.0
+
+
+def test_report_api_and_return_value():
+    def objective(params):
+        for step in range(3):
+            hyperlab.report(loss=1.0 / (step + 1), step=step * 10)
+        return {"loss": 0.01}
+
+    trial = run(objective, max_trials=1).trials[0]
+    assert [r.step for r in trial.reports] == [0, 10, 20]
+    assert trial.value == 0.01
+
+
+def test_report_only_objective_uses_the_last_report():
+    def objective(params):
+        hyperlab.report(0.5)
+        hyperlab.report(0.25)
+
+    assert run(objective, max_trials=1).trials[0].value == 0.25
+
+
+def test_ray_style_reporter_and_done():
+    def objective(params, reporter):
+        for i in range(10):
+            reporter(mean_loss=10.0 - i, done=i == 3)
+        raise AssertionError("done=True must end the trial")
+
+    trial = run(objective, metric="mean_loss", max_trials=1).trials[0]
+    assert trial.status is TrialStatus.SUCCEEDED, trial.error
+    assert trial.value == 7.0 and len(trial.reports) == 4
+
+
+def test_objective_returning_nothing_fails():
+    trial = run(lambda p: None, max_trials=1).trials[0]
+    assert trial.status is TrialStatus.FAILED and "returned None" in trial.error
+
+
+def test_trial_stopped_raised_by_user_is_not_a_failure():
+    def objective(params):
+        raise hyperlab.TrialStopped("enough")
+
+    trial = run(objective, max_trials=1).trials[0]
+    assert trial.status is TrialStatus.USER_CANCELED
+
+
+def test_continue_on_failure_false_ends_at_first_failure():
+    def objective(params):
+        raise RuntimeError("boom")
+
+    result = run(objective, max_trials=10, continue_on_failure=False)
+    assert result.status is ExperimentStatus.ERROR
+    assert len(result.trials) == 1
+    assert "boom" in result.error
+
+
+def test_max_failed_trials_counts_consecutive_failures():
+    def objective(params):
+        raise RuntimeError("always")
+
+    result = run(objective, max_trials=50, max_failed_trials=3)
+    assert result.status is ExperimentStatus.ERROR
+    assert len(result.trials) == 3
+    assert "3 trials failed in a row" in result.error
+
+
+def test_seed_reproduces_proposals():
+    a = run(lambda p: p["x"], max_trials=100, seed=42)
+    b = run(lambda p: p["x"], max_trials=100, seed=42)
+    c = run(lambda p: p["x"], max_trials=100, seed=43)
+    assert [t.params for t in a.trials] == [t.params for t in b.trials]
+    assert [t.params for t in a.trials] != [t.params for t in c.trials]
+
+
+def test_max_duration_ends_the_experiment_and_cancels_running_trials():
+    def objective(params):
+        for _ in range(1000):
+            hyperlab.report(1.0)
+            import time
+
+            time.sleep(0.01)
+
+    result = run(objective, max_trials=None, max_duration="0.5s")
+    assert result.status is ExperimentStatus.DONE
+    assert result.trials[-1].status is TrialStatus.SYS_CANCELED
+
+
+def test_result_to_dataframe_flattens_params():
+    result = run(
+        lambda p: p["x"],
+        {"x": hs.uniform(0, 1), "opt": hs.choice({"_name": "sgd", "lr": hs.uniform(0, 1)})},
+        max_trials=3,
+    )
+    frame = result.to_dataframe()
+    assert list(frame["number"]) == [0, 1, 2]
+    assert {"params.x", "params.opt/_name", "params.opt/lr", "value"} <= set(frame.columns)
+    assert list(frame["value"]) == [t.value for t in result.trials]
+
+
+def test_load_reads_a_finished_experiment_from_disk(tmp_path):
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    result = run(lambda p: p["x"], storage=url, name="loaded", max_trials=4)
+    loaded = hyperlab.load(result.experiment_id, storage=url)
+    assert loaded.status is ExperimentStatus.DONE
+    assert [t.params for t in loaded.trials] == [t.params for t in result.trials]
+    assert loaded.best_value == result.best_value
+
+
+def test_default_storage_is_a_sqlite_file_in_the_home(hyperlab_home):
+    result = hyperlab.run(lambda p: p["x"], {"x": hs.uniform(0, 1)}, max_trials=2,
+                          progress=False)
+    assert (hyperlab_home / "hyperlab.db").exists()
+    assert hyperlab.load(result.experiment_id).best_value == result.best_value
+    ids = [e.id for e in Store.open(None).list_experiments()]
+    assert result.experiment_id in ids
+
+
+# ---- bad input: a clear ConfigError, and nothing written ----------------------------------
+
+BAD = [
+    ({"max_trials": None}, "budget"),
+    ({"tuner": "bogus"}, "unknown tuner 'bogus'.*random"),
+    ({"executor": "gpu-cluster"}, "unknown executor 'gpu-cluster'.*processes"),
+    ({"concurrency": 0}, "concurrency"),
+    ({"mode": "minimize"}, "mode.*'min' or 'max'.*minimize"),
+    ({"max_duration": "soon"}, "max_duration.*'soon'"),
+    ({"tuner_args": {"nope": 1}}, "tuner_args.*'nope'"),
+]
+
+
+@pytest.mark.parametrize(("options", "message"), BAD)
+def test_bad_options_raise_config_error_and_write_nothing(tmp_path, options, message):
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    with pytest.raises(hyperlab.ConfigError, match=message):
+        run(lambda p: 1.0, storage=url, **options)
+    if (tmp_path / "h.db").exists():
+        assert Store.open(url).list_experiments() == []
+
+
+def test_objective_must_be_callable():
+    with pytest.raises(hyperlab.ConfigError, match="objective: expected a callable"):
+        run("not a function")
+
+
+def test_grid_on_a_float_range_names_the_parameter():
+    with pytest.raises(hyperlab.SearchSpaceError, match="lr"):
+        run(lambda p: 1.0, {"lr": hs.uniform(0, 1)}, tuner="grid")
+
+
+def test_unknown_storage_scheme():
+    with pytest.raises(hyperlab.ConfigError, match="storage.*mysql"):
+        run(lambda p: 1.0, storage="mysql://localhost/db")
+
+
+def test_resume_and_load_of_unknown_id():
+    with pytest.raises(hyperlab.ExperimentNotFound, match="nosuchid"):
+        hyperlab.resume("nosuchid", storage=":memory:")
+    with pytest.raises(hyperlab.ExperimentNotFound):
+        hyperlab.load("nosuchid", storage=":memory:")
+
+
+def test_every_error_derives_from_the_root():
+    for name in ("ConfigError", "SearchSpaceError", "StoreError", "ExperimentNotFound",
+                 "TrialError", "TrialStopped"):
+        assert issubclass(getattr(hyperlab, name), hyperlab.HyperlabError)

@@ -1,0 +1,32 @@
+"""The public surface is exactly ``__all__``: it cannot drift by accident."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import hyperlab
+
+
+def test_all_lists_exactly_the_public_names():
+    public = {name for name in dir(hyperlab) if not name.startswith("_")}
+    # submodules become attributes once imported; they are not part of the API
+    modules = {name for name in public if type(getattr(hyperlab, name)).__name__ == "module"}
+    assert set(hyperlab.__all__) - {"__version__"} == public - modules
+    for name in hyperlab.__all__:
+        assert getattr(hyperlab, name) is not None
+
+
+def test_import_is_light():
+    """Trial processes import hyperlab; it must not drag in the store, numpy or rich."""
+    code = "import sys, hyperlab, hyperlab.reporting; print(sorted(m for m in ('numpy', 'sqlalchemy', 'rich', 'pydantic') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_version_matches_the_package_metadata():
+    from importlib.metadata import version
+
+    assert hyperlab.__version__ == version("hyperlab")
+    assert importlib.import_module("hyperlab.cli")
