@@ -182,8 +182,7 @@ def test_load_reads_a_finished_experiment_from_disk(tmp_path):
 
 
 def test_default_storage_is_a_sqlite_file_in_the_home(hyperlab_home):
-    result = hyperlab.run(lambda p: p["x"], {"x": hs.uniform(0, 1)}, max_trials=2,
-                          progress=False)
+    result = hyperlab.run(lambda p: p["x"], {"x": hs.uniform(0, 1)}, max_trials=2, progress=False)
     assert (hyperlab_home / "hyperlab.db").exists()
     assert hyperlab.load(result.experiment_id).best_value == result.best_value
     ids = [e.id for e in Store.open(None).list_experiments()]
@@ -223,7 +222,7 @@ def test_grid_on_a_float_range_names_the_parameter():
 
 
 def test_unknown_storage_scheme():
-    with pytest.raises(hyperlab.ConfigError, match="storage.*mysql"):
+    with pytest.raises(hyperlab.ConfigError, match=r"storage.*mysql"):
         run(lambda p: 1.0, storage="mysql://localhost/db")
 
 
@@ -235,6 +234,12 @@ def test_resume_and_load_of_unknown_id():
 
 
 def test_every_error_derives_from_the_root():
-    for name in ("ConfigError", "SearchSpaceError", "StoreError", "ExperimentNotFound",
-                 "TrialError", "TrialStopped"):
+    for name in (
+        "ConfigError",
+        "SearchSpaceError",
+        "StoreError",
+        "ExperimentNotFound",
+        "TrialError",
+        "TrialStopped",
+    ):
         assert issubclass(getattr(hyperlab, name), hyperlab.HyperlabError)

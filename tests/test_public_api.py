@@ -16,11 +16,15 @@ def test_all_lists_exactly_the_public_names():
     assert set(hyperlab.__all__) - {"__version__"} == public - modules
     for name in hyperlab.__all__:
         assert getattr(hyperlab, name) is not None
+    assert set(hyperlab.__all__) - {"__version__"} == set(hyperlab._EXPORTS)
 
 
 def test_import_is_light():
     """Trial processes import hyperlab; it must not drag in the store, numpy or rich."""
-    code = "import sys, hyperlab, hyperlab.reporting; print(sorted(m for m in ('numpy', 'sqlalchemy', 'rich', 'pydantic') if m in sys.modules))"
+    code = (
+        "import sys, hyperlab, hyperlab.reporting; heavy = ('numpy', 'sqlalchemy', 'rich', "
+        "'pydantic'); print(sorted(m for m in heavy if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -46,16 +46,23 @@ def children(pid: int) -> list[int]:
 
 
 def kill_mid_run(url: str) -> tuple[str, list]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-c", DRIVER, url], stdout=subprocess.PIPE,
-                            text=True, cwd=ROOT, env=env)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, url], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env
+    )
     experiment_id = proc.stdout.readline().strip()
     assert experiment_id, "the driver did not start"
     store = Store.open(url)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        done = [t for t in store.get_trials(experiment_id, reports=False) if t.status.is_finished()]
-        if len(done) >= 15:
+        try:
+            trials = store.get_trials(experiment_id, reports=False)
+        except hyperlab.ExperimentNotFound:  # printed before the driver recorded it
+            trials = []
+        if sum(t.status.is_finished() for t in trials) >= 15:
             break
         time.sleep(0.02)
     workers = children(proc.pid)
@@ -86,7 +93,12 @@ def check_resume(url: str) -> None:
     for number, old in finished.items():
         new = after[number]
         assert (new.params, new.value, new.status, new.attempt, new.finished_at) == (
-            old.params, old.value, old.status, old.attempt, old.finished_at)
+            old.params,
+            old.value,
+            old.status,
+            old.attempt,
+            old.finished_at,
+        )
     for number, old in interrupted.items():
         assert after[number].attempt == old.attempt + 1
         assert after[number].params == old.params

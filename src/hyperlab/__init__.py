@@ -46,10 +46,46 @@ _EXPORTS = {
     "StoreError": "hyperlab.errors",
     "ExperimentNotFound": "hyperlab.errors",
     "TrialError": "hyperlab.errors",
+    "TrialNotFound": "hyperlab.errors",
     "TrialStopped": "hyperlab.errors",
 }
 
-__all__ = [*sorted(_EXPORTS), "__version__"]
+__all__ = [
+    "ConfigError",
+    "Experiment",
+    "ExperimentNotFound",
+    "ExperimentStatus",
+    "HyperlabError",
+    "Report",
+    "Result",
+    "SearchSpace",
+    "SearchSpaceError",
+    "StoreError",
+    "Trial",
+    "TrialError",
+    "TrialNotFound",
+    "TrialStatus",
+    "TrialStopped",
+    "__version__",
+    "choice",
+    "get_params",
+    "load",
+    "lognormal",
+    "loguniform",
+    "normal",
+    "qlognormal",
+    "qloguniform",
+    "qnormal",
+    "quniform",
+    "randint",
+    "report",
+    "resume",
+    "run",
+    "trial_devices",
+    "trial_dir",
+    "trial_seed",
+    "uniform",
+]
 
 
 def __getattr__(name: str) -> _typing.Any:
@@ -73,6 +109,7 @@ if _typing.TYPE_CHECKING:
         SearchSpaceError,
         StoreError,
         TrialError,
+        TrialNotFound,
         TrialStopped,
     )
     from hyperlab.experiment import Experiment, load, resume, run
@@ -81,11 +118,11 @@ if _typing.TYPE_CHECKING:
     from hyperlab.space import (
         SearchSpace,
         choice,
-        loguniform,
         lognormal,
+        loguniform,
         normal,
-        qloguniform,
         qlognormal,
+        qloguniform,
         qnormal,
         quniform,
         randint,

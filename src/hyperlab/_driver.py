@@ -34,10 +34,27 @@ HEARTBEAT_INTERVAL = 5.0
 POLL_TIMEOUT = 0.05
 
 
-def trial_seed(experiment_seed: int, number: int) -> int:
-    """Trial ``number``'s seed: a 32-bit value derived from the experiment's seed."""
-    state = np.random.SeedSequence(experiment_seed, spawn_key=(1, number)).generate_state(1)
-    return int(state[0])
+SEED_BLOCK = 256
+
+
+class TrialSeeds:
+    """Trial ``n``'s seed: a 32-bit value derived from the experiment's seed and ``n`` alone.
+
+    Seeds are drawn ``SEED_BLOCK`` at a time from ``SeedSequence(seed, spawn_key=(1, block))``.
+    """
+
+    def __init__(self, experiment_seed: int) -> None:
+        self.experiment_seed = experiment_seed
+        self._block = -1
+        self._seeds: list[int] = []
+
+    def __call__(self, number: int) -> int:
+        block, index = divmod(number, SEED_BLOCK)
+        if block != self._block:
+            sequence = np.random.SeedSequence(self.experiment_seed, spawn_key=(1, block))
+            self._seeds = sequence.generate_state(SEED_BLOCK).tolist()
+            self._block = block
+        return self._seeds[index]
 
 
 class Driver:
@@ -70,11 +87,11 @@ class Driver:
     ) -> None:
         self.store = store
         self.id = record.id
-        self.seed = record.seed
+        self.trial_seed = TrialSeeds(record.seed)
         self.options = options
         self.tuner = tuner
         self.executor = executor
-        self.experiment_dir = experiment_dir
+        self.trials_dir = str(experiment_dir / "trials")
         self.clock = clock
         self.started = threading.Event()
         self.max_trials = options.max_trials
@@ -102,8 +119,14 @@ class Driver:
                 self.tuner.observe(trial)
             else:
                 self.requeue.append(
-                    replace(trial, status=TrialStatus.WAITING, attempt=trial.attempt + 1,
-                            started_at=None, finished_at=None, error=None)
+                    replace(
+                        trial,
+                        status=TrialStatus.WAITING,
+                        attempt=trial.attempt + 1,
+                        started_at=None,
+                        finished_at=None,
+                        error=None,
+                    )
                 )
 
     # ---- the loop -------------------------------------------------------------------------
@@ -111,8 +134,13 @@ class Driver:
     def run(self) -> ExperimentStatus:
         """Run until the budget is spent, a stop is requested, or too many trials fail."""
         now = self.clock()
-        self._set_status(ExperimentStatus.RUNNING, started_at=now, driver_host=socket.gethostname(),
-                         driver_pid=os.getpid(), heartbeat_at=now)
+        self._set_status(
+            ExperimentStatus.RUNNING,
+            started_at=now,
+            driver_host=socket.gethostname(),
+            driver_pid=os.getpid(),
+            heartbeat_at=now,
+        )
         self.store.flush()
         self.executor.open(self._on_event)
         self.started.set()
@@ -153,8 +181,11 @@ class Driver:
         if tick - self._last_control >= CONTROL_INTERVAL:
             self._last_control = tick
             self._apply_controls()
-        if (self.max_duration is not None and self.ending is None
-                and tick - self._t0 >= self.max_duration):
+        if (
+            self.max_duration is not None
+            and self.ending is None
+            and tick - self._t0 >= self.max_duration
+        ):
             self._end(ExperimentStatus.DONE, TrialStatus.SYS_CANCELED)
         if tick - self._last_beat >= HEARTBEAT_INTERVAL:
             self._last_beat = tick
@@ -182,7 +213,9 @@ class Driver:
     def _no_more(self) -> bool:
         if self.requeue:
             return False
-        return self.exhausted or (self.max_trials is not None and self.next_number >= self.max_trials)
+        return self.exhausted or (
+            self.max_trials is not None and self.next_number >= self.max_trials
+        )
 
     def _can_submit(self) -> bool:
         return self.ending is None and not self._no_more() and self.executor.free_slots > 0
@@ -197,7 +230,11 @@ class Driver:
             self.store.put_trial(trial)
             specs.append(self._spec(trial))
         if not specs:
-            if self._no_more() and self.executor.running and self.status is ExperimentStatus.RUNNING:
+            if (
+                self._no_more()
+                and self.executor.running
+                and self.status is ExperimentStatus.RUNNING
+            ):
                 self._set_status(ExperimentStatus.NO_MORE_TRIAL)
             return
         if self.executor.runs_outside:
@@ -212,12 +249,17 @@ class Driver:
             self.exhausted = True
             return None
         self.next_number += 1
-        return Trial(self.id, number, params, seed=trial_seed(self.seed, number),
-                     created_at=self.clock())
+        return Trial(self.id, number, params, seed=self.trial_seed(number), created_at=self.clock())
 
     def _spec(self, trial: Trial) -> TrialSpec:
-        return TrialSpec(trial.number, trial.id, trial.params, trial.seed,
-                         str(self.experiment_dir / "trials" / str(trial.number)), trial.attempt)
+        return TrialSpec(
+            trial.number,
+            trial.id,
+            trial.params,
+            trial.seed,
+            f"{self.trials_dir}{os.sep}{trial.number}",
+            trial.attempt,
+        )
 
     # ---- events ---------------------------------------------------------------------------
 
@@ -228,11 +270,21 @@ class Driver:
         kind = event.kind
         if kind is EventKind.REPORTED:
             metrics = self._normalize(event.metrics)
-            self.store.add_report(self.id, trial.number,
-                                  Report(event.step, metrics, event.time, trial.attempt))
+            self.store.add_report(
+                self.id, trial.number, Report(event.step, metrics, event.time, trial.attempt)
+            )
             self._housekeeping()
         elif kind is EventKind.STARTED:
-            trial = replace(trial, status=TrialStatus.RUNNING, started_at=event.time)
+            trial = Trial(
+                self.id,
+                trial.number,
+                trial.params,
+                TrialStatus.RUNNING,
+                trial.attempt,
+                seed=trial.seed,
+                created_at=trial.created_at,
+                started_at=event.time,
+            )
             self.active[trial.number] = trial
             self.store.put_trial(trial)
         elif kind is EventKind.FINISHED:
@@ -262,8 +314,10 @@ class Driver:
             elif len(metrics) == 1:
                 key = next(iter(metrics))
             else:
-                return None, (f"the trial reported metrics {sorted(metrics)} and no `metric` says "
-                              "which one is the objective; pass metric=<name>")
+                return None, (
+                    f"the trial reported metrics {sorted(metrics)} and no `metric` says "
+                    "which one is the objective; pass metric=<name>"
+                )
         if key not in metrics:
             return None, f"metric {key!r} is missing from the trial's result {sorted(metrics)}"
         value = metrics[key]
@@ -271,11 +325,31 @@ class Driver:
             return None, f"the objective {key}={value!r} is not a finite number"
         return float(value), None
 
-    def _finish(self, trial: Trial, status: TrialStatus, when: float, *,
-                value: float | None = None, metrics: dict | None = None,
-                error: str | None = None) -> None:
-        trial = replace(trial, status=status, value=value, metrics=metrics or {}, error=error,
-                        finished_at=when)
+    def _finish(
+        self,
+        trial: Trial,
+        status: TrialStatus,
+        when: float,
+        *,
+        value: float | None = None,
+        metrics: dict | None = None,
+        error: str | None = None,
+    ) -> None:
+        trial = Trial(
+            self.id,
+            trial.number,
+            trial.params,
+            status,
+            trial.attempt,
+            value,
+            metrics or {},
+            (),
+            error,
+            trial.seed,
+            trial.created_at,
+            trial.started_at,
+            when,
+        )
         del self.active[trial.number]
         self.store.put_trial(trial)
         self._count(trial)
@@ -285,8 +359,10 @@ class Driver:
             limit = self.options.failure_limit
             if self.consecutive_failures >= limit and self.ending is None:
                 last = (error or "").strip().splitlines()[-1:] or ["?"]
-                self.error = (f"{self.consecutive_failures} trials failed in a row "
-                              f"(limit {limit}); last error: {last[0]}")
+                self.error = (
+                    f"{self.consecutive_failures} trials failed in a row "
+                    f"(limit {limit}); last error: {last[0]}"
+                )
                 self._end(ExperimentStatus.ERROR, TrialStatus.SYS_CANCELED)
         elif status is TrialStatus.SUCCEEDED:
             self.consecutive_failures = 0

@@ -17,7 +17,9 @@ __all__ = ["main"]
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hyperlab", description=__doc__)
     parser.add_argument("--version", action="version", version=f"hyperlab {__version__}")
-    parser.add_argument("--home", help="hyperlab home folder (default $HYPERLAB_HOME or ~/.hyperlab)")
+    parser.add_argument(
+        "--home", help="hyperlab home folder (default $HYPERLAB_HOME or ~/.hyperlab)"
+    )
     parser.add_argument("--storage", help="database URL (default: <home>/hyperlab.db)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")

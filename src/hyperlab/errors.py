@@ -5,7 +5,8 @@ HyperlabError
  ├── ConfigError            an experiment's options are invalid (budget, names, values)
  │    └── SearchSpaceError  a search space is invalid; names the parameter path
  ├── StoreError             the database cannot be opened, read or written
- │    └── ExperimentNotFound  no experiment with that id in the store
+ │    ├── ExperimentNotFound  no experiment with that id in the store
+ │    └── TrialNotFound       no trial with that number in the experiment
  ├── TrialError             a trial's code or result is unusable (raised inside the driver)
  └── TrialStopped           raised by ``report()`` inside a trial that was told to stop
 ```
@@ -22,6 +23,7 @@ __all__ = [
     "SearchSpaceError",
     "StoreError",
     "TrialError",
+    "TrialNotFound",
     "TrialStopped",
 ]
 
@@ -44,6 +46,13 @@ class StoreError(HyperlabError):
 
 class ExperimentNotFound(StoreError, KeyError):
     """No experiment with the given id exists in the store."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class TrialNotFound(StoreError, KeyError):
+    """No trial with the given number exists in the experiment."""
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""

@@ -22,7 +22,6 @@ import string
 import threading
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 import cloudpickle
@@ -31,7 +30,7 @@ import numpy as np
 from hyperlab._driver import HEARTBEAT_INTERVAL, Driver
 from hyperlab._paths import experiment_dir
 from hyperlab.config import ExperimentOptions, validate_options
-from hyperlab.errors import ConfigError, StoreError
+from hyperlab.errors import ConfigError, ExperimentNotFound
 from hyperlab.executors.base import Executor, create_executor
 from hyperlab.progress import wants_progress
 from hyperlab.result import Result
@@ -81,10 +80,19 @@ class Experiment:
         progress: bool | None = None,
     ) -> None:
         options = validate_options(
-            name=name, metric=metric, mode=mode, tuner=tuner, tuner_args=tuner_args,
-            max_trials=max_trials, max_duration=max_duration, concurrency=concurrency,
-            executor=executor, trial_timeout=trial_timeout, max_failed_trials=max_failed_trials,
-            continue_on_failure=continue_on_failure, seed=seed,
+            name=name,
+            metric=metric,
+            mode=mode,
+            tuner=tuner,
+            tuner_args=tuner_args,
+            max_trials=max_trials,
+            max_duration=max_duration,
+            concurrency=concurrency,
+            executor=executor,
+            trial_timeout=trial_timeout,
+            max_failed_trials=max_failed_trials,
+            continue_on_failure=continue_on_failure,
+            seed=seed,
         )
         if not callable(objective):
             raise ConfigError(
@@ -93,8 +101,9 @@ class Experiment:
         space = SearchSpace.coerce(space)
         if options.seed is None:
             options = options.model_copy(update={"seed": _random_seed()})
-        tuner_obj = create_tuner(options.tuner, space, mode=options.mode, seed=options.seed,
-                                 args=options.tuner_args)
+        tuner_obj = create_tuner(
+            options.tuner, space, mode=options.mode, seed=options.seed, args=options.tuner_args
+        )
         options = _with_budget(options, tuner_obj)
         executor_obj = _executor(options, objective)
         store = Store.open(storage)
@@ -110,9 +119,16 @@ class Experiment:
         )
         self._setup(store, record, options, tuner_obj, executor_obj, None, progress)
 
-    def _setup(self, store: Store, record: ExperimentRecord, options: ExperimentOptions,
-               tuner: Tuner, executor: Executor, history: list[Trial] | None,
-               progress: bool | None) -> None:
+    def _setup(
+        self,
+        store: Store,
+        record: ExperimentRecord,
+        options: ExperimentOptions,
+        tuner: Tuner,
+        executor: Executor,
+        history: list[Trial] | None,
+        progress: bool | None,
+    ) -> None:
         """Shared by new and resumed experiments; ``history`` is None for a new one."""
         self._store = store
         self._record = record
@@ -126,16 +142,29 @@ class Experiment:
         self._failure: BaseException | None = None
 
     @classmethod
-    def _attach(cls, store: Store, record: ExperimentRecord, options: ExperimentOptions,
-                objective: Callable[..., Any], progress: bool | None) -> Experiment:
+    def _attach(
+        cls,
+        store: Store,
+        record: ExperimentRecord,
+        options: ExperimentOptions,
+        objective: Callable[..., Any],
+        progress: bool | None,
+    ) -> Experiment:
         """A handle that continues a stored experiment (see ``resume``)."""
         space = SearchSpace.from_nni(record.space)
-        tuner = create_tuner(options.tuner, space, mode=options.mode, seed=record.seed,
-                             args=options.tuner_args)
+        tuner = create_tuner(
+            options.tuner, space, mode=options.mode, seed=record.seed, args=options.tuner_args
+        )
         self = cls.__new__(cls)
-        self._setup(store, record, _with_budget(options, tuner), tuner,
-                    _executor(options, objective), store.get_trials(record.id, reports=False),
-                    progress)
+        self._setup(
+            store,
+            record,
+            _with_budget(options, tuner),
+            tuner,
+            _executor(options, objective),
+            store.get_trials(record.id, reports=False),
+            progress,
+        )
         return self
 
     @property
@@ -157,12 +186,21 @@ class Experiment:
             self._store.create_experiment(self._record)
         folder = experiment_dir(self.id, memory=self._store.url == "sqlite://")
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "experiment.json").write_text(json.dumps(
-            {"id": self.id, "config": self._record.config, "search_space": self._record.space},
-            indent=2, default=str))
+        (folder / "experiment.json").write_text(
+            json.dumps(
+                {"id": self.id, "config": self._record.config, "search_space": self._record.space},
+                indent=2,
+                default=str,
+            )
+        )
         self._driver = Driver(
-            self._store, self._record, self._options, self._tuner, self._executor,
-            history=self._history or [], experiment_dir=folder,
+            self._store,
+            self._record,
+            self._options,
+            self._tuner,
+            self._executor,
+            history=self._history or [],
+            experiment_dir=folder,
             progress=wants_progress(self._progress),
         )
         return self._driver
@@ -262,13 +300,31 @@ def run(
             are kept; ``max_trials`` and ``max_duration`` given here replace its budget).
     """
     if resume is not None:
-        return _continue(resume, storage=storage, objective=objective, progress=progress,
-                         max_trials=max_trials, max_duration=max_duration)
+        return _continue(
+            resume,
+            storage=storage,
+            objective=objective,
+            progress=progress,
+            max_trials=max_trials,
+            max_duration=max_duration,
+        )
     return Experiment(
-        objective, space, metric=metric, mode=mode, tuner=tuner, tuner_args=tuner_args,
-        max_trials=max_trials, max_duration=max_duration, concurrency=concurrency,
-        executor=executor, trial_timeout=trial_timeout, max_failed_trials=max_failed_trials,
-        continue_on_failure=continue_on_failure, storage=storage, seed=seed, name=name,
+        objective,
+        space,
+        metric=metric,
+        mode=mode,
+        tuner=tuner,
+        tuner_args=tuner_args,
+        max_trials=max_trials,
+        max_duration=max_duration,
+        concurrency=concurrency,
+        executor=executor,
+        trial_timeout=trial_timeout,
+        max_failed_trials=max_failed_trials,
+        continue_on_failure=continue_on_failure,
+        storage=storage,
+        seed=seed,
+        name=name,
         progress=progress,
     ).run()
 
@@ -298,8 +354,14 @@ def resume(
         ExperimentNotFound: No such experiment in the store.
         ConfigError: Its driver is still alive, or its objective cannot be loaded.
     """
-    return _continue(experiment_id, storage=storage, objective=objective, progress=progress,
-                     max_trials=max_trials, max_duration=max_duration)
+    return _continue(
+        experiment_id,
+        storage=storage,
+        objective=objective,
+        progress=progress,
+        max_trials=max_trials,
+        max_duration=max_duration,
+    )
 
 
 def _continue(
@@ -356,8 +418,12 @@ def _with_budget(options: ExperimentOptions, tuner: Tuner) -> ExperimentOptions:
 
 
 def _executor(options: ExperimentOptions, objective: Callable[..., Any]) -> Executor:
-    return create_executor(options.executor, objective, concurrency=options.concurrency,
-                           trial_timeout=options.trial_timeout)
+    return create_executor(
+        options.executor,
+        objective,
+        concurrency=options.concurrency,
+        trial_timeout=options.trial_timeout,
+    )
 
 
 def _new_id(store: Store) -> str:
@@ -365,7 +431,7 @@ def _new_id(store: Store) -> str:
         candidate = "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
         try:
             store.get_experiment(candidate)
-        except StoreError:
+        except ExperimentNotFound:
             return candidate
 
 

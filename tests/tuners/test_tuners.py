@@ -94,5 +94,5 @@ def test_nni_names_map_to_the_same_tuners():
 
 
 def test_unknown_tuner_lists_the_known_ones():
-    with pytest.raises(ConfigError, match="unknown tuner 'tpee'.*random"):
+    with pytest.raises(ConfigError, match=r"unknown tuner 'tpee'.*random"):
         tuner_class("tpee")

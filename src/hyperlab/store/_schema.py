@@ -1,0 +1,202 @@
+"""The store's tables, its schema version, and their creation on first open.
+
+Every float column is a double; every JSON column holds text written by ``_codec.dumps``
+(``json`` on PostgreSQL, text on SQLite). Trial statuses and experiment statuses are stored
+as their enum names. All child tables point at ``experiments`` with ``ON DELETE CASCADE``.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    inspect,
+    select,
+    text,
+)
+from sqlalchemy.engine import Connection, Engine
+
+from hyperlab.errors import StoreError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "controls",
+    "ensure_schema",
+    "experiments",
+    "meta",
+    "metadata",
+    "reports",
+    "trial_events",
+    "trials",
+]
+
+SCHEMA_VERSION = 1
+"""Bumped whenever a table changes; a newer database refuses to open with older code."""
+
+_ROW_ID = BigInteger().with_variant(Integer, "sqlite")  # SQLite only autoincrements INTEGER
+_PG_LOCK_KEY = 0x6879706572_6C6162  # "hyperlab": serialises schema creation on one server
+
+metadata = MetaData()
+
+
+def _experiment_fk() -> Column:
+    return Column(
+        "experiment_id",
+        String(32),
+        ForeignKey("experiments.id", ondelete="CASCADE"),
+        nullable=False,
+    )
+
+
+meta = Table(
+    "hyperlab_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+experiments = Table(
+    "experiments",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("name", Text),
+    Column("status", String(16), nullable=False),
+    Column("config", JSON, nullable=False),
+    Column("space", JSON, nullable=False),
+    Column("seed", BigInteger, nullable=False),
+    Column("objective", LargeBinary),
+    Column("created_at", Double, nullable=False),
+    Column("started_at", Double),
+    Column("finished_at", Double),
+    Column("error", Text),
+    Column("driver_host", String(255)),
+    Column("driver_pid", Integer),
+    Column("heartbeat_at", Double),
+    Index("ix_experiments_created_at", "created_at"),
+)
+
+trials = Table(
+    "trials",
+    metadata,
+    Column(
+        "experiment_id",
+        String(32),
+        ForeignKey("experiments.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("number", Integer, primary_key=True, autoincrement=False),
+    Column("params", JSON, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("value", Double),  # NULL unless finite
+    Column("metrics", JSON, nullable=False),
+    Column("error", Text),
+    Column("seed", BigInteger),
+    Column("created_at", Double),
+    Column("started_at", Double),
+    Column("finished_at", Double),
+)
+
+reports = Table(
+    "reports",
+    metadata,
+    Column("id", _ROW_ID, primary_key=True, autoincrement=True),
+    _experiment_fk(),
+    Column("number", Integer, nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("step", BigInteger, nullable=False),
+    Column("metrics", JSON, nullable=False),
+    Column("time", Double, nullable=False),
+    Index("ix_reports_trial", "experiment_id", "number"),
+)
+
+trial_events = Table(
+    "trial_events",
+    metadata,
+    Column("id", _ROW_ID, primary_key=True, autoincrement=True),
+    _experiment_fk(),
+    Column("number", Integer, nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("time", Double, nullable=False),
+    Index("ix_trial_events_trial", "experiment_id", "number"),
+)
+
+controls = Table(
+    "controls",
+    metadata,
+    Column("id", _ROW_ID, primary_key=True, autoincrement=True),
+    _experiment_fk(),
+    Column("kind", String(64), nullable=False),
+    Column("payload", JSON, nullable=False),
+    Column("created_at", Double, nullable=False),
+    Column("applied_at", Double),  # NULL while pending
+    Column("outcome", Text),
+    Index("ix_controls_pending", "experiment_id", "applied_at"),
+)
+
+
+def ensure_schema(engine: Engine, where: str) -> None:
+    """Create the tables if missing and check the schema version; safe to race.
+
+    The common case (tables there, version current) only reads. Creation runs in one write
+    transaction that also takes a lock (``BEGIN IMMEDIATE`` on SQLite, an advisory lock on
+    PostgreSQL), so two processes opening a new database at once do not collide.
+
+    Args:
+        engine: The store's engine.
+        where: The masked URL, for messages.
+
+    Raises:
+        StoreError: when the database belongs to a newer hyperlab, or holds other tables but
+            no hyperlab meta table.
+    """
+    with engine.connect() as conn:
+        if _check(conn, where, create=False):
+            return
+    with engine.connect().execution_options(hyperlab_write=True) as conn, conn.begin():
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+        _check(conn, where, create=True)
+
+
+def _check(conn: Connection, where: str, *, create: bool) -> bool:
+    """True when the schema is complete and current; creates what is missing if ``create``."""
+    names = set(inspect(conn).get_table_names())
+    if meta.name not in names:
+        if names:
+            raise StoreError(
+                f"{where} holds tables ({', '.join(sorted(names)[:5])}) but no {meta.name!r} "
+                "table: it is not a hyperlab store; give an empty database or a new file"
+            )
+        if create:
+            metadata.create_all(conn, checkfirst=False)  # empty, and we hold the lock
+            conn.execute(meta.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+        return False
+    found = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+    version = int(found) if found is not None else 0
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{where} has store schema version {version}, but this hyperlab only knows "
+            f"versions up to {SCHEMA_VERSION}: upgrade hyperlab (pip install -U hyperlab)"
+        )
+    if version < SCHEMA_VERSION:
+        raise StoreError(
+            f"{where} has store schema version {version}, expected {SCHEMA_VERSION}, and "
+            "there is no migration from it"
+        )
+    if set(metadata.tables) <= names:
+        return True
+    if create:
+        metadata.create_all(conn)  # checkfirst: only the missing tables
+    return False

@@ -1,0 +1,480 @@
+"""The Store: experiments, trials, reports, status changes and control requests in one database.
+
+Writes of an experiment's rows (``update_experiment``, ``put_trial``, ``add_report``,
+``finish_control``) are buffered and group-committed by ``flush``; the driver is their only
+writer and calls them from one thread. Creating and deleting experiments and sending control
+requests commit at once. Reads run in their own short transaction and see committed rows only;
+on SQLite they never take the write lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from sqlalchemy import bindparam, delete, insert, select
+from sqlalchemy.engine import Connection, Engine, Row
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError, TrialNotFound
+from hyperlab.store._buffer import WriteBuffer
+from hyperlab.store._codec import dumps
+from hyperlab.store._engine import WRITE, create_store_engine, describe_error
+from hyperlab.store._queries import LIST_EXPERIMENTS, summary_from_row
+from hyperlab.store._records import Control, ExperimentRecord, ExperimentSummary, TrialEvent
+from hyperlab.store._schema import (
+    controls,
+    ensure_schema,
+    experiments,
+    reports,
+    trial_events,
+    trials,
+)
+from hyperlab.store._urls import mask_url, resolve_storage
+from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
+
+__all__ = ["Store"]
+
+_EXPERIMENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+_REPORT_COLUMNS = (reports.c.attempt, reports.c.step, reports.c.metrics, reports.c.time)
+_PENDING_CONTROLS = (
+    select(controls.c.id, controls.c.kind, controls.c.payload, controls.c.created_at)
+    .where(controls.c.experiment_id == bindparam("experiment_id"))
+    .where(controls.c.applied_at.is_(None))
+    .order_by(controls.c.id)
+)
+
+
+class Store:
+    """The database of experiments, trials, reports, status changes and control requests.
+
+    Open one with ``Store.open``. One thread (the driver's) may call the buffered writes and
+    ``flush``; any thread may call the rest. The in-memory store serialises all calls with one
+    lock; its database lives as long as this object and is seen by no other ``Store``.
+    Records handed out are immutable snapshots: they never change after they are returned.
+
+    Example::
+
+        store = Store.open("results/hyperlab.db")
+        store.create_experiment(record)
+        store.put_trial(trial)        # buffered
+        store.flush()                 # one transaction
+        store.get_trials(record.id)   # [trial]
+    """
+
+    def __init__(
+        self, engine: Engine, url: str, *, memory: bool, clock: Callable[[], float]
+    ) -> None:
+        """Use ``Store.open``."""
+        self.url = url
+        self._engine = engine
+        self._where = mask_url(url)
+        self._clock = clock
+        self._lock: contextlib.AbstractContextManager[Any] = (
+            threading.RLock() if memory else contextlib.nullcontext()
+        )
+        self._buffer = WriteBuffer(engine.dialect, clock)
+        self._closed = False
+
+    @classmethod
+    def open(
+        cls,
+        storage: str | os.PathLike[str] | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> Store:
+        """Open (and create if needed) the store at ``storage``.
+
+        Args:
+            storage: None for ``<home>/hyperlab.db`` (home is ``$HYPERLAB_HOME`` or
+                ``~/.hyperlab``); ``":memory:"`` for a database private to this process;
+                a ``sqlite:///`` URL or a path ending in ``.db``; a ``postgresql://`` URL.
+            clock: Seconds since the epoch, for the times the store stamps itself (status
+                changes, control requests).
+
+        Raises:
+            ConfigError: when ``storage`` is not one of the above.
+            StoreError: when the database cannot be opened, is not a hyperlab store, or was
+                written by a newer hyperlab.
+        """
+        try:
+            target = resolve_storage(storage)
+        except OSError as exc:
+            where = mask_url(str(storage))
+            raise StoreError(f"cannot open store {where}: {describe_error(exc)}") from None
+        where = mask_url(target.url)
+        engine = create_store_engine(target)
+        try:
+            ensure_schema(engine, where)
+        except SQLAlchemyError as exc:
+            engine.dispose()
+            raise StoreError(f"cannot open store {where}: {describe_error(exc)}") from None
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine, target.url, memory=target.kind == "memory", clock=clock)
+
+    def close(self) -> None:
+        """Flush pending rows and release the database; later calls raise ``StoreError``."""
+        if self._closed:
+            return
+        try:
+            self.flush()
+        finally:
+            self._closed = True
+            self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({self._where!r})"
+
+    # ---- experiments: committed at once ---------------------------------------------------
+
+    def create_experiment(self, rec: ExperimentRecord) -> None:
+        """Insert a new experiment.
+
+        Raises:
+            ConfigError: when the id is not 1-32 letters, digits, ``_``, ``-`` or ``.``.
+            StoreError: when an experiment with this id exists.
+        """
+        if not isinstance(rec.id, str) or not _EXPERIMENT_ID.fullmatch(rec.id):
+            raise ConfigError(
+                "experiment id: expected 1 to 32 letters, digits, '_', '-' or '.', starting "
+                f"with a letter or digit, got {rec.id!r}"
+            )
+        row = {
+            "id": rec.id,
+            "name": rec.name,
+            "status": ExperimentStatus(rec.status).value,
+            "config": rec.config,
+            "space": rec.space,
+            "seed": int(rec.seed),
+            "objective": rec.objective,
+            "created_at": rec.created_at,
+            "started_at": rec.started_at,
+            "finished_at": rec.finished_at,
+            "error": rec.error,
+            "driver_host": rec.driver_host,
+            "driver_pid": rec.driver_pid,
+            "heartbeat_at": rec.heartbeat_at,
+        }
+        dumps(rec.config)  # a TypeError here, not a StoreError later
+        dumps(rec.space)
+        with self._write("create experiment") as conn:
+            try:
+                conn.execute(insert(experiments).values(row))
+            except IntegrityError:
+                raise StoreError(f"experiment {rec.id!r} already exists in {self._where}") from None
+
+    def get_experiment(self, experiment_id: str) -> ExperimentRecord:
+        """The experiment with this id.
+
+        Raises:
+            ExperimentNotFound: when there is none.
+        """
+        with self._read() as conn:
+            row = conn.execute(select(experiments).where(experiments.c.id == experiment_id)).first()
+        if row is None:
+            raise self._not_found(experiment_id)
+        return ExperimentRecord(
+            id=row.id,
+            name=row.name,
+            status=ExperimentStatus(row.status),
+            config=row.config,
+            space=row.space,
+            seed=row.seed,
+            objective=None if row.objective is None else bytes(row.objective),
+            created_at=row.created_at,
+            started_at=row.started_at,
+            finished_at=row.finished_at,
+            error=row.error,
+            driver_host=row.driver_host,
+            driver_pid=row.driver_pid,
+            heartbeat_at=row.heartbeat_at,
+        )
+
+    def list_experiments(self) -> list[ExperimentSummary]:
+        """Every experiment with counts of its trials, newest first, in one query."""
+        with self._read() as conn:
+            return [summary_from_row(row) for row in conn.execute(LIST_EXPERIMENTS)]
+
+    def delete_experiment(self, experiment_id: str) -> None:
+        """Delete the experiment with its trials, reports, status changes and controls.
+
+        Raises:
+            ExperimentNotFound: when there is none.
+        """
+        with self._write("delete experiment") as conn:
+            if not _exists(conn, experiment_id):
+                raise self._not_found(experiment_id)
+            for table in (controls, trial_events, reports, trials):
+                conn.execute(delete(table).where(table.c.experiment_id == experiment_id))
+            conn.execute(delete(experiments).where(experiments.c.id == experiment_id))
+        self._buffer.forget(experiment_id)
+
+    # ---- buffered writes: the driver's thread only -----------------------------------------
+
+    def update_experiment(self, experiment_id: str, **fields: Any) -> None:
+        """Buffer changes to an experiment's fields.
+
+        The fields are any of ``status``, ``name``, ``started_at``, ``finished_at``, ``error``,
+        ``driver_host``, ``driver_pid``, ``heartbeat_at``, ``config`` and ``space``. Later
+        calls before a flush override earlier ones field by field. An update of an experiment
+        that does not exist (any more) changes nothing.
+
+        Raises:
+            TypeError: for another field, or a config or space that is not JSON.
+        """
+        self._buffer.update_experiment(experiment_id, fields)
+
+    def put_trial(self, trial: Trial) -> None:
+        """Buffer the whole row of ``trial`` (insert or replace); its ``reports`` are ignored.
+
+        Puts of one trial before a flush keep only the newest row, but every status change
+        (a status or attempt different from what this store last put for the trial) is
+        recorded as a ``TrialEvent``. ``params`` and ``metrics`` must not be mutated once put.
+        A non-finite ``value`` is stored as None.
+
+        Raises:
+            TypeError: when params or metrics hold something JSON cannot represent.
+            ValueError: when the seed does not fit in 64 bits.
+        """
+        self._buffer.put_trial(trial)
+
+    def add_report(self, experiment_id: str, number: int, report: Report) -> None:
+        """Buffer one intermediate report of trial ``number``.
+
+        Raises:
+            TypeError: when the metrics hold something JSON cannot represent, or the step or
+                time is not a number.
+        """
+        self._buffer.add_report(experiment_id, number, report)
+
+    def finish_control(self, control_id: int, outcome: str) -> None:
+        """Buffer that a control request was applied, with what the driver made of it.
+
+        From now on ``pending_controls`` of this store leaves it out, even before the flush.
+        """
+        self._buffer.finish_control(control_id, outcome)
+
+    @property
+    def pending(self) -> int:
+        """The number of buffered rows."""
+        return len(self._buffer)
+
+    def flush(self) -> None:
+        """Write every buffered row in one transaction; a no-op when nothing is pending.
+
+        Raises:
+            StoreError: when the transaction fails; nothing of it is written, and the rows
+                stay buffered for the next flush.
+        """
+        count = len(self._buffer)
+        if not count:
+            return
+        with self._write(f"write {count} pending rows (kept for the next flush)") as conn:
+            self._buffer.write(conn)
+        self._buffer.clear()
+
+    # ---- reads ---------------------------------------------------------------------------
+
+    def get_trials(self, experiment_id: str, *, reports: bool = True) -> list[Trial]:
+        """The experiment's trials ordered by number, in two queries.
+
+        Args:
+            experiment_id: The experiment.
+            reports: Attach each trial's reports, ordered by (attempt, step, time).
+
+        Raises:
+            ExperimentNotFound: when there is no such experiment.
+        """
+        query = select(trials).where(trials.c.experiment_id == experiment_id)
+        with self._read() as conn:
+            rows = conn.execute(query.order_by(trials.c.number)).all()
+            if not rows and not _exists(conn, experiment_id):
+                raise self._not_found(experiment_id)
+            by_number = self._reports(conn, experiment_id, None) if reports and rows else {}
+        return [_trial_from_row(row, by_number.get(row.number, ())) for row in rows]
+
+    def get_trial(self, experiment_id: str, number: int) -> Trial:
+        """One trial with its reports.
+
+        Raises:
+            ExperimentNotFound: when there is no such experiment.
+            TrialNotFound: when the experiment has no trial ``number``.
+        """
+        query = select(trials).where(
+            trials.c.experiment_id == experiment_id, trials.c.number == number
+        )
+        with self._read() as conn:
+            row = conn.execute(query).first()
+            if row is None:
+                if not _exists(conn, experiment_id):
+                    raise self._not_found(experiment_id)
+                raise TrialNotFound(
+                    f"no trial {number} in experiment {experiment_id!r} in {self._where}"
+                )
+            by_number = self._reports(conn, experiment_id, number)
+        return _trial_from_row(row, by_number.get(number, ()))
+
+    def get_trial_events(self, experiment_id: str, number: int | None = None) -> list[TrialEvent]:
+        """Status changes of the experiment's trials (or of trial ``number``), oldest first.
+
+        Raises:
+            ExperimentNotFound: when there is no such experiment.
+        """
+        t = trial_events.c
+        query = select(t.number, t.attempt, t.status, t.time).where(
+            t.experiment_id == experiment_id
+        )
+        if number is not None:
+            query = query.where(t.number == number)
+        with self._read() as conn:
+            rows = conn.execute(query.order_by(t.id)).all()
+            if not rows and not _exists(conn, experiment_id):
+                raise self._not_found(experiment_id)
+        return [TrialEvent(n, attempt, TrialStatus(status), at) for n, attempt, status, at in rows]
+
+    # ---- control requests ----------------------------------------------------------------
+
+    def send_control(
+        self, experiment_id: str, kind: str, payload: dict[str, Any] | None = None
+    ) -> int:
+        """Ask the experiment's driver to do something; committed at once.
+
+        Returns:
+            The request's id, to find its outcome with ``get_control``.
+
+        Raises:
+            ExperimentNotFound: when there is no such experiment.
+        """
+        if not isinstance(kind, str) or not 0 < len(kind) <= 64:
+            raise ConfigError(
+                f"control kind: expected a string of 1 to 64 characters, got {kind!r}"
+            )
+        payload = {} if payload is None else payload
+        dumps(payload)  # a TypeError here, not a StoreError later
+        row = {
+            "experiment_id": experiment_id,
+            "kind": kind,
+            "payload": payload,
+            "created_at": self._clock(),
+        }
+        with self._write("send control") as conn:
+            if not _exists(conn, experiment_id):
+                raise self._not_found(experiment_id)
+            result = conn.execute(insert(controls).values(row))
+            return int(result.inserted_primary_key[0])
+
+    def pending_controls(self, experiment_id: str) -> list[Control]:
+        """Control requests not yet applied, oldest first (an unknown experiment has none).
+
+        Cheap enough to poll ten times a second: one indexed query.
+        """
+        with self._read() as conn:
+            rows = conn.execute(_PENDING_CONTROLS, {"experiment_id": experiment_id}).all()
+        finished = self._buffer.controls
+        return [
+            Control(control_id, experiment_id, kind, payload, created_at)
+            for control_id, kind, payload, created_at in rows
+            if control_id not in finished
+        ]
+
+    def get_control(self, control_id: int) -> Control:
+        """One control request, with its outcome once applied.
+
+        Raises:
+            StoreError: when there is no request with this id.
+        """
+        with self._read() as conn:
+            row = conn.execute(select(controls).where(controls.c.id == control_id)).first()
+        if row is None:
+            raise StoreError(f"no control request {control_id} in {self._where}")
+        return Control(
+            row.id,
+            row.experiment_id,
+            row.kind,
+            row.payload,
+            row.created_at,
+            row.applied_at,
+            row.outcome,
+        )
+
+    # ---- helpers -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[Connection]:
+        self._check_open()
+        with self._lock:
+            try:
+                with self._engine.connect() as conn:
+                    yield conn
+            except SQLAlchemyError as exc:
+                raise StoreError(f"cannot read {self._where}: {describe_error(exc)}") from exc
+
+    @contextlib.contextmanager
+    def _write(self, action: str) -> Iterator[Connection]:
+        self._check_open()
+        with self._lock:
+            try:
+                with self._engine.connect().execution_options(**WRITE) as conn, conn.begin():
+                    yield conn
+            except SQLAlchemyError as exc:
+                raise StoreError(
+                    f"cannot {action} in {self._where}: {describe_error(exc)}"
+                ) from exc
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"store {self._where} is closed")
+
+    def _not_found(self, experiment_id: str) -> ExperimentNotFound:
+        return ExperimentNotFound(f"no experiment {experiment_id!r} in {self._where}")
+
+    @staticmethod
+    def _reports(
+        conn: Connection, experiment_id: str, number: int | None
+    ) -> dict[int, tuple[Report, ...]]:
+        query = select(reports.c.number, *_REPORT_COLUMNS).where(
+            reports.c.experiment_id == experiment_id
+        )
+        if number is not None:
+            query = query.where(reports.c.number == number)
+        query = query.order_by(reports.c.number, *_REPORT_COLUMNS[:2], reports.c.time, reports.c.id)
+        grouped: dict[int, list[Report]] = {}
+        for n, attempt, step, metrics, at in conn.execute(query):
+            grouped.setdefault(n, []).append(Report(step, metrics, at, attempt))
+        return {n: tuple(items) for n, items in grouped.items()}
+
+
+def _exists(conn: Connection, experiment_id: str) -> bool:
+    query = select(experiments.c.id).where(experiments.c.id == experiment_id)
+    return conn.execute(query).first() is not None
+
+
+def _trial_from_row(row: Row[Any], trial_reports: tuple[Report, ...]) -> Trial:
+    return Trial(
+        experiment_id=row.experiment_id,
+        number=row.number,
+        params=row.params,
+        status=TrialStatus(row.status),
+        attempt=row.attempt,
+        value=row.value,
+        metrics=row.metrics,
+        reports=trial_reports,
+        error=row.error,
+        seed=row.seed,
+        created_at=row.created_at,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+    )

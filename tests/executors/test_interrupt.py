@@ -1,0 +1,64 @@
+"""Ctrl-C during an in-process trial: the trial is USER_CANCELED, the experiment STOPPED."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import hyperlab
+from hyperlab import ExperimentStatus, TrialStatus
+from hyperlab.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = """
+import sys, time
+import hyperlab
+
+def objective(params):
+    for step in range(10_000):
+        hyperlab.report(loss=params["x"] / (step + 1))
+        time.sleep(0.01)
+
+exp = hyperlab.Experiment(objective, {"x": hyperlab.uniform(0, 1)}, max_trials=5,
+                          storage=sys.argv[1], progress=False)
+print(exp.id, flush=True)
+exp.run()
+"""
+
+
+def test_ctrl_c_marks_the_running_trial_and_stops_the_experiment(tmp_path):
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    experiment_id = proc.stdout.readline().strip()
+    store = Store.open(url)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            trials = store.get_trials(experiment_id, reports=False)
+        except hyperlab.ExperimentNotFound:  # printed before the driver recorded it
+            trials = []
+        if trials and trials[0].status is TrialStatus.RUNNING:
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    os.kill(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode != 0 and "KeyboardInterrupt" in stderr
+
+    result = hyperlab.load(experiment_id, storage=url)
+    assert result.status is ExperimentStatus.STOPPED
+    (trial,) = result.trials
+    assert trial.status is TrialStatus.USER_CANCELED
+    assert trial.reports and trial.finished_at is not None
+    events = [status for (_, _, status, _) in store.get_trial_events(experiment_id)]
+    assert events == ["WAITING", "RUNNING", "USER_CANCELED"]
