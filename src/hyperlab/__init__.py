@@ -16,6 +16,7 @@ _EXPORTS = {
     "load": "hyperlab.experiment",
     "Experiment": "hyperlab.experiment",
     "Result": "hyperlab.result",
+    "CommandTrial": "hyperlab.executors",
     # records
     "Trial": "hyperlab.trial",
     "TrialStatus": "hyperlab.trial",
@@ -51,6 +52,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "CommandTrial",
     "ConfigError",
     "Experiment",
     "ExperimentNotFound",
@@ -112,6 +114,7 @@ if _typing.TYPE_CHECKING:
         TrialNotFound,
         TrialStopped,
     )
+    from hyperlab.executors import CommandTrial
     from hyperlab.experiment import Experiment, load, resume, run
     from hyperlab.reporting import get_params, report, trial_devices, trial_dir, trial_seed
     from hyperlab.result import Result

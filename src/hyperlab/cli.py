@@ -1,72 +1,374 @@
-"""The ``hyperlab`` command."""
+"""The ``hyperlab`` command: run experiments from config files and inspect the store.
+
+Exit codes: 0 success, 1 the experiment ended in ERROR (or the store failed), 2 bad input
+(usage, config, unknown id), 130 interrupted. Errors are one paragraph; ``--debug`` shows the
+traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import os
+import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from hyperlab import __version__
-from hyperlab.errors import HyperlabError
+from hyperlab.errors import ConfigError, HyperlabError, StoreError
 
 __all__ = ["main"]
 
+STOP_WAIT = 60.0  # seconds `hyperlab stop` waits for the driver to confirm
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hyperlab", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="hyperlab", description="Run, tune and track experiments."
+    )
     parser.add_argument("--version", action="version", version=f"hyperlab {__version__}")
     parser.add_argument(
         "--home", help="hyperlab home folder (default $HYPERLAB_HOME or ~/.hyperlab)"
     )
     parser.add_argument("--storage", help="database URL (default: <home>/hyperlab.db)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    run = commands.add_parser(
+        "run", help="run an experiment from a config file (YAML/JSON, NNI's too)"
+    )
+    run.add_argument("config", help="path to the config file")
+    run.add_argument("--detach", action="store_true", help="print the id and run in the background")
+    resume = commands.add_parser("resume", help="continue a stopped or crashed experiment")
+    resume.add_argument("id")
+    resume.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
+    stop = commands.add_parser("stop", help="stop a running experiment (trials: USER_CANCELED)")
+    stop.add_argument("id")
     commands.add_parser("ls", help="list experiments")
+    show = commands.add_parser("show", help="an experiment's config, status and top 10 trials")
+    show.add_argument("id")
+    trials = commands.add_parser("trials", help="an experiment's trials")
+    trials.add_argument("id")
+    trials.add_argument("--status", help="only trials with this status (e.g. FAILED)")
+    trials.add_argument("--sort", choices=["number", "metric", "duration"], default="number")
+    trials.add_argument("--limit", type=int, help="show at most N trials")
+    logs = commands.add_parser("logs", help="a trial's stdout (or stderr)")
+    logs.add_argument("id")
+    logs.add_argument("trial", type=int, help="trial number")
+    logs.add_argument("--stderr", action="store_true", help="show stderr.log instead")
+    logs.add_argument("--follow", "-f", action="store_true", help="keep printing until it ends")
+    export = commands.add_parser("export", help="one row per trial as CSV or JSON")
+    export.add_argument("id")
+    export.add_argument("--format", choices=["csv", "json"], default="csv")
+    export.add_argument("-o", "--output", help="file to write (default: standard output)")
+    rm = commands.add_parser("rm", help="delete an experiment, its trials and its files")
+    rm.add_argument("id")
+    rm.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     return parser
 
 
-def _ls(storage: str | None) -> int:
-    from rich.console import Console
-    from rich.table import Table
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = _parser().parse_args(argv)
+    if args.home:
+        os.environ["HYPERLAB_HOME"] = str(Path(args.home).expanduser().resolve())
+    handler = globals()[f"_cmd_{args.command}"]
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        print("hyperlab: interrupted", file=sys.stderr)
+        return 130
+    except HyperlabError as exc:
+        if args.debug:
+            raise
+        print(f"hyperlab: error: {exc}", file=sys.stderr)
+        return 1 if isinstance(exc, StoreError) and not isinstance(exc, KeyError) else 2
 
+
+# ---- running ------------------------------------------------------------------------------
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from hyperlab.experiment import Experiment
+
+    experiment = Experiment.from_config(args.config, storage=args.storage)
+    if args.detach:
+        return _detach(experiment, args)
+    print(f"experiment {experiment.id}", file=sys.stderr)
+    try:
+        result = experiment.run()
+    except KeyboardInterrupt:
+        print(
+            f"hyperlab: experiment {experiment.id} stopped; continue it with "
+            f"`hyperlab resume {experiment.id}`",
+            file=sys.stderr,
+        )
+        return 130
+    return _summary(result)
+
+
+def _detach(experiment: Any, args: argparse.Namespace) -> int:
+    experiment_id = experiment.save()
+    folder = experiment.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "hyperlab"]
+    if args.storage:
+        command += ["--storage", args.storage]
+    command += ["resume", experiment_id, "--quiet"]
+    with open(folder / "driver.log", "ab") as log:
+        subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        )
+    print(experiment_id)
+    print(f"running in the background; log: {folder / 'driver.log'}", file=sys.stderr)
+    return 0
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    import hyperlab
+
+    result = hyperlab.resume(args.id, storage=args.storage, progress=False if args.quiet else None)
+    return _summary(result, quiet=args.quiet)
+
+
+def _summary(result: Any, *, quiet: bool = False) -> int:
+    from hyperlab.trial import ExperimentStatus
+
+    if not quiet:
+        print(f"experiment {result.experiment_id}: {result.status}, {len(result.trials)} trials")
+        if result.best_trial is not None:
+            print(f"best value: {result.best_value:.6g} (trial {result.best_trial.number})")
+            print(f"best parameters: {json.dumps(result.best_params)}")
+        if result.error:
+            print(f"error: {result.error}", file=sys.stderr)
+    return 1 if result.status is ExperimentStatus.ERROR else 0
+
+
+def _cmd_stop(args: argparse.Namespace) -> int:
+    store = _store(args)
+    record = store.get_experiment(args.id)
+    if record.status.is_finished() or record.driver_pid is None:
+        raise ConfigError(f"experiment {args.id} is not running (status {record.status})")
+    store.send_control(args.id, "stop")
+    deadline = time.monotonic() + STOP_WAIT
+    while time.monotonic() < deadline:
+        status = store.get_experiment(args.id).status
+        if status.is_finished():
+            print(f"experiment {args.id}: {status}")
+            return 0
+        time.sleep(0.1)
+    print(f"hyperlab: stop requested; experiment {args.id} has not confirmed yet", file=sys.stderr)
+    return 1
+
+
+# ---- reading ------------------------------------------------------------------------------
+
+
+def _store(args: argparse.Namespace) -> Any:
     from hyperlab.store import Store
 
+    return Store.open(args.storage)
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console()
+
+
+def _when(seconds: float | None) -> str:
+    return "-" if seconds is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def _cmd_ls(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
     table = Table("id", "name", "status", "trials", "best", "started", "duration")
-    for exp in Store.open(storage).list_experiments():
+    for exp in _store(args).list_experiments():
         total = "?" if exp.max_trials is None else str(exp.max_trials)
-        started = exp.started_at or exp.created_at
         end = exp.finished_at or (time.time() if exp.started_at else None)
         duration = "-" if end is None or exp.started_at is None else f"{end - exp.started_at:.1f}s"
+        best = "-" if exp.best_value is None else f"{exp.best_value:.6g}"
         table.add_row(
             exp.id,
             exp.name or "",
             str(exp.status),
             f"{exp.n_finished}/{total}",
-            "-" if exp.best_value is None else f"{exp.best_value:.6g}",
-            time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)),
+            best,
+            _when(exp.started_at or exp.created_at),
             duration,
         )
-    Console().print(table)
+    _console().print(table)
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code (0 ok, 1 failure, 2 usage error)."""
-    args = _parser().parse_args(argv)
-    if args.home:
-        os.environ["HYPERLAB_HOME"] = args.home
+def _trial_table(trials: list, title: str | None = None) -> Any:
+    from rich.table import Table
+
+    from hyperlab.result import flatten
+
+    table = Table("#", "status", "value", "duration", "params", title=title)
+    for t in trials:
+        duration = "-" if t.duration is None else f"{t.duration:.2f}s"
+        value = "-" if t.value is None else f"{t.value:.6g}"
+        params = ", ".join(f"{k}={v!r}" for k, v in flatten(t.params).items())
+        table.add_row(str(t.number), str(t.status), value, duration, params)
+    return table
+
+
+def _sorted_by_metric(trials: list, mode: str) -> list:
+    sign = 1.0 if mode == "min" else -1.0
+    scored = [t for t in trials if t.value is not None]
+    return sorted(scored, key=lambda t: (sign * t.value, t.number))
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    store = _store(args)
+    record = store.get_experiment(args.id)
+    trials = store.get_trials(args.id, reports=False)
+    config = record.config
+    console = _console()
+    console.print(f"[bold]experiment {record.id}[/bold]  {record.name or ''}")
+    counts: dict[str, int] = {}
+    for t in trials:
+        counts[str(t.status)] = counts.get(str(t.status), 0) + 1
+    lines = {
+        "status": str(record.status),
+        "trials": ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none yet",
+        "objective": f"{config.get('metric') or 'default'} ({config.get('mode')})",
+        "tuner": f"{config.get('tuner')} {json.dumps(config.get('tuner_args') or {})}",
+        "budget": f"max_trials={config.get('max_trials')}, "
+        f"max_duration={config.get('max_duration')}",
+        "executor": f"{config.get('executor')} x{config.get('concurrency')}",
+        "trial": str(config.get("objective_ref")),
+        "seed": str(record.seed),
+        "created": _when(record.created_at),
+        "started": _when(record.started_at),
+        "finished": _when(record.finished_at),
+    }
+    if record.error:
+        lines["error"] = record.error.strip().splitlines()[-1]
+    for key, value in lines.items():
+        console.print(f"  {key:<10} {value}", highlight=False, markup=False)
+    top = _sorted_by_metric(trials, config.get("mode", "min"))[:10]
+    console.print(_trial_table(top, title="top 10 trials"))
+    return 0
+
+
+def _cmd_trials(args: argparse.Namespace) -> int:
+    from hyperlab.trial import TrialStatus
+
+    store = _store(args)
+    record = store.get_experiment(args.id)
+    trials = store.get_trials(args.id, reports=False)
+    if args.status:
+        wanted = args.status.upper()
+        if wanted not in TrialStatus.__members__:
+            raise ConfigError(
+                f"--status: unknown status {args.status!r}; expected one of "
+                f"{', '.join(TrialStatus.__members__)}"
+            )
+        trials = [t for t in trials if t.status.value == wanted]
+    if args.sort == "metric":
+        trials = _sorted_by_metric(trials, record.config.get("mode", "min"))
+    elif args.sort == "duration":
+        trials = sorted(trials, key=lambda t: -(t.duration or 0.0))
+    if args.limit is not None:
+        if args.limit < 1:
+            raise ConfigError(f"--limit: expected a positive number, got {args.limit}")
+        trials = trials[: args.limit]
+    _console().print(_trial_table(trials))
+    return 0
+
+
+def _cmd_logs(args: argparse.Namespace) -> int:
+    from hyperlab.experiment import experiment_folder
+
+    store = _store(args)
+    record = store.get_experiment(args.id)
+    store.get_trial(args.id, args.trial)  # TrialNotFound names the number
+    name = "stderr.log" if args.stderr else "stdout.log"
+    path = experiment_folder(record) / "trials" / str(args.trial) / name
+    if not path.exists() and not args.follow:
+        raise ConfigError(
+            f"trial {args.trial} of {args.id} has no {name} (function trials "
+            f"print to the driver's output; command trials write {path})"
+        )
+    position = 0
+    while True:
+        if path.exists():
+            with open(path, "rb") as f:
+                f.seek(position)
+                chunk = f.read()
+                position += len(chunk)
+            sys.stdout.write(chunk.decode(errors="replace"))
+            sys.stdout.flush()
+        if not args.follow or store.get_trial(args.id, args.trial).status.is_finished():
+            if args.follow and path.exists() and path.stat().st_size > position:
+                continue  # the last lines written before it finished
+            return 0
+        time.sleep(0.2)
+
+
+def export_rows(trials: list) -> list[dict[str, Any]]:
+    """One flat row per trial: number, status, params.*, metrics.*, value, duration."""
+    from hyperlab.result import flatten
+
+    rows = []
+    for t in trials:
+        row: dict[str, Any] = {"number": t.number, "status": str(t.status), "attempt": t.attempt}
+        row.update({f"params.{k}": v for k, v in flatten(t.params).items()})
+        row.update({f"metrics.{k}": v for k, v in t.metrics.items()})
+        row.update({"value": t.value, "duration": t.duration, "error": t.error})
+        rows.append(row)
+    return rows
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    store = _store(args)
+    rows = export_rows(store.get_trials(args.id, reports=False))
+    out = open(args.output, "w", newline="") if args.output else sys.stdout  # noqa: SIM115
     try:
-        if args.command == "ls":
-            return _ls(args.storage)
-        _parser().print_help()
-        return 2
-    except HyperlabError as exc:
-        if args.debug:
-            raise
-        print(f"hyperlab: error: {exc}", file=sys.stderr)
-        return 1
+        if args.format == "json":
+            json.dump(rows, out, indent=2, default=str)
+            out.write("\n")
+        else:
+            columns: list[str] = []
+            for row in rows:
+                columns.extend(c for c in row if c not in columns)
+            writer = csv.DictWriter(out, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(rows)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def _cmd_rm(args: argparse.Namespace) -> int:
+    from hyperlab.experiment import check_not_running, experiment_folder
+
+    store = _store(args)
+    record = store.get_experiment(args.id)
+    check_not_running(record)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ConfigError(f"rm: pass --yes to delete experiment {args.id} without a prompt")
+        answer = input(
+            f"delete experiment {args.id} ({record.name or 'unnamed'}) and its files? [y/N] "
+        )
+        if answer.strip().lower() not in ("y", "yes"):
+            print("kept")
+            return 0
+    store.delete_experiment(args.id)
+    shutil.rmtree(experiment_folder(record), ignore_errors=True)
+    print(f"deleted {args.id}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,21 +1,44 @@
-"""The one schema of an experiment's options (pydantic), and the parsing of durations.
+"""The schema of experiments (pydantic): run options, config files, and durations.
 
 Every entry point (``hyperlab.run``, ``Experiment``, config files, the REST API) validates
-through ``ExperimentOptions``; a bad value becomes a ``ConfigError`` that names the field, the
-value received and what was expected.
+through these models; a bad value becomes a ``ConfigError`` that names the field, the value
+received and what was expected. NNI's config format is translated into ``ExperimentConfig`` at
+the edge (``hyperlab._nni_config``), so there is one schema.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
+import os
 import re
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from hyperlab.errors import ConfigError
 
-__all__ = ["DEFAULT_MAX_FAILED_TRIALS", "ExperimentOptions", "parse_duration", "validate_options"]
+__all__ = [
+    "DEFAULT_MAX_FAILED_TRIALS",
+    "AssessorConfig",
+    "ExperimentConfig",
+    "ExperimentOptions",
+    "GpuConfig",
+    "TrialConfig",
+    "load_config",
+    "parse_duration",
+    "validate_options",
+]
 
 DEFAULT_MAX_FAILED_TRIALS = 10
 """Consecutive failed trials after which an experiment ends in ERROR, unless set otherwise."""
@@ -45,6 +68,21 @@ def parse_duration(value: Any, field: str) -> float | None:
     return seconds
 
 
+class GpuConfig(BaseModel):
+    """Where trials run: device indices (or ``"auto"``: what ``nvidia-smi`` lists), how many
+    each trial holds, and how many trials may share one device."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    indices: list[Any] | Literal["auto"] = "auto"
+    per_trial: int = 1
+    max_trials_per_gpu: int = 1
+
+
+def _duration_field(cls: type, value: Any, info: ValidationInfo) -> float | None:
+    return parse_duration(value, info.field_name)
+
+
 class ExperimentOptions(BaseModel):
     """How an experiment runs. See ``hyperlab.run`` for what each option means."""
 
@@ -63,11 +101,10 @@ class ExperimentOptions(BaseModel):
     max_failed_trials: int | None = Field(default=None, ge=1)
     continue_on_failure: bool = True
     seed: int | None = Field(default=None, ge=0, lt=2**63)
+    gpus: GpuConfig | None = None
+    working_dir: str | None = None
 
-    @field_validator("max_duration", "trial_timeout", mode="before")
-    @classmethod
-    def _duration(cls, value: Any, info: Any) -> float | None:
-        return parse_duration(value, info.field_name)
+    _durations = field_validator("max_duration", "trial_timeout", mode="before")(_duration_field)
 
     @field_validator("tuner_args", mode="before")
     @classmethod
@@ -103,3 +140,144 @@ def _describe(exc: ValidationError) -> str:
             continue
         lines.append(f"{field}: {message[0].lower()}{message[1:]}, got {err.get('input')!r}")
     return "; ".join(lines)
+
+
+# ---- experiment config files --------------------------------------------------------------
+
+
+class TrialConfig(BaseModel):
+    """What a trial runs: a shell ``command`` (with ``code_dir`` as its folder) or a Python
+    ``function`` given as ``"package.module:attribute"`` (importable from ``code_dir``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: str | None = None
+    function: str | None = None
+    code_dir: str = "."
+
+    @model_validator(mode="after")
+    def _one_of(self) -> TrialConfig:
+        if (self.command is None) == (self.function is None):
+            raise ValueError(
+                "trial: give exactly one of `command` (a shell command) or `function` "
+                "('package.module:attribute')"
+            )
+        if self.function is not None and not re.fullmatch(r"[\w.]+:[\w.]+", self.function):
+            raise ValueError(
+                f"trial.function: expected 'package.module:attribute', got {self.function!r}"
+            )
+        return self
+
+
+class AssessorConfig(BaseModel):
+    """An assessor chosen by name, with its arguments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExperimentConfig(ExperimentOptions):
+    """An experiment config file (YAML or JSON), as ``hyperlab run CONFIG`` reads it: the run
+    options plus what to search and what to run.
+
+    ``tuner`` may be a name or ``{name, args}``. Relative paths (``search_space`` as a file,
+    ``trial.code_dir``, ``working_dir``) are resolved against the config file's folder by
+    ``load_config``. See ``docs/config.md`` for every field.
+    """
+
+    search_space: dict[str, Any] | str
+    trial: TrialConfig
+    executor: str | None = None  # type: ignore[assignment]  # default depends on the trial
+    assessor: AssessorConfig | None = None
+    storage: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tuner_block(cls, data: Any) -> Any:
+        tuner = data.get("tuner") if isinstance(data, dict) else None
+        if isinstance(tuner, dict):
+            unknown = sorted(set(tuner) - {"name", "args"})
+            if unknown or "name" not in tuner:
+                raise ValueError(
+                    f"tuner: expected a name or {{name, args}}, got fields {sorted(tuner)}"
+                )
+            data = {**data, "tuner": tuner["name"], "tuner_args": tuner.get("args") or {}}
+        return data
+
+    @property
+    def executor_name(self) -> str:
+        """The executor: as given, else ``command`` for commands and ``processes`` for functions."""
+        if self.executor is not None:
+            return self.executor
+        return "command" if self.trial.command is not None else "processes"
+
+    def options(self) -> ExperimentOptions:
+        """The run options alone, with the executor resolved."""
+        fields = {name: getattr(self, name) for name in ExperimentOptions.model_fields}
+        return ExperimentOptions(**{**fields, "executor": self.executor_name})
+
+
+def load_config(path: str | os.PathLike) -> ExperimentConfig:
+    """Read and validate an experiment config file: hyperlab's own format or NNI's v2 YAML.
+
+    Raises:
+        ConfigError: unreadable file, invalid YAML/JSON (with its line), an unknown field (with
+            the nearest valid name), a wrong type, a missing search space file or code_dir.
+    """
+    from hyperlab._nni_config import is_nni_config, translate_nni_config
+
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"config: cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"config: {path} is not valid YAML/JSON{where}: {problem}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"config: {path} must hold a mapping of fields, got {type(data).__name__}"
+        )
+    if is_nni_config(data):
+        data = translate_nni_config(data)
+    _check_fields(data, ExperimentConfig, "")
+    try:
+        config = ExperimentConfig(**data)
+    except ValidationError as exc:
+        raise ConfigError(f"config {path}: {_describe(exc)}") from None
+    return _resolve_paths(config, path.resolve().parent)
+
+
+def _check_fields(data: dict, model: type[BaseModel], prefix: str) -> None:
+    """ConfigError for an unknown field, suggesting the nearest valid one."""
+    known = list(model.model_fields)
+    for key in data:
+        if key not in known:
+            near = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else f"; valid fields: {', '.join(known)}"
+            raise ConfigError(f"config: unknown field '{prefix}{key}'{hint}")
+    for key, sub in (("trial", TrialConfig), ("gpus", GpuConfig), ("assessor", AssessorConfig)):
+        if isinstance(data.get(key), dict) and model is ExperimentConfig:
+            _check_fields(data[key], sub, f"{key}.")
+
+
+def _resolve_paths(config: ExperimentConfig, base: Path) -> ExperimentConfig:
+    code_dir = (base / config.trial.code_dir).resolve()
+    if not code_dir.is_dir():
+        raise ConfigError(f"trial.code_dir: folder {str(code_dir)!r} does not exist")
+    update: dict[str, Any] = {"trial": config.trial.model_copy(update={"code_dir": str(code_dir)})}
+    if isinstance(config.search_space, str):
+        space_file = (base / config.search_space).resolve()
+        if not space_file.is_file():
+            raise ConfigError(f"search_space: file {str(space_file)!r} does not exist")
+        update["search_space"] = str(space_file)
+    if config.working_dir is not None:
+        update["working_dir"] = str((base / config.working_dir).resolve())
+    return config.model_copy(update=update)

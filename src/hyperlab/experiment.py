@@ -14,14 +14,17 @@ print(result.best_params, result.best_value)
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import secrets
 import socket
 import string
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 import cloudpickle
@@ -29,9 +32,17 @@ import numpy as np
 
 from hyperlab._driver import HEARTBEAT_INTERVAL, Driver
 from hyperlab._paths import experiment_dir
-from hyperlab.config import ExperimentOptions, validate_options
+from hyperlab.config import (
+    ExperimentConfig,
+    ExperimentOptions,
+    GpuConfig,
+    load_config,
+    validate_options,
+)
 from hyperlab.errors import ConfigError, ExperimentNotFound
+from hyperlab.executors import CommandTrial
 from hyperlab.executors.base import Executor, create_executor
+from hyperlab.executors.devices import DevicePool, detect_gpus
 from hyperlab.progress import wants_progress
 from hyperlab.result import Result
 from hyperlab.space import SearchSpace
@@ -77,6 +88,8 @@ class Experiment:
         storage: str | os.PathLike | None = None,
         seed: int | None = None,
         name: str | None = None,
+        gpus: GpuConfig | Mapping[str, Any] | None = None,
+        working_dir: str | os.PathLike | None = None,
         progress: bool | None = None,
     ) -> None:
         options = validate_options(
@@ -93,11 +106,9 @@ class Experiment:
             max_failed_trials=max_failed_trials,
             continue_on_failure=continue_on_failure,
             seed=seed,
+            gpus=gpus,
+            working_dir=None if working_dir is None else str(Path(working_dir).resolve()),
         )
-        if not callable(objective):
-            raise ConfigError(
-                f"objective: expected a callable (a function taking params), got {objective!r}"
-            )
         space = SearchSpace.coerce(space)
         if options.seed is None:
             options = options.model_copy(update={"seed": _random_seed()})
@@ -142,6 +153,36 @@ class Experiment:
         self._failure: BaseException | None = None
 
     @classmethod
+    def from_config(
+        cls,
+        config: ExperimentConfig | str | os.PathLike,
+        *,
+        storage: str | os.PathLike | None = None,
+        progress: bool | None = None,
+    ) -> Experiment:
+        """An experiment from a config file (hyperlab's or NNI's) or a loaded ``ExperimentConfig``.
+
+        ``storage`` overrides the file's ``storage``. A ``trial.function`` is imported with
+        ``trial.code_dir`` first on ``sys.path``; a ``trial.command`` runs via ``CommandTrial``.
+        """
+        if not isinstance(config, ExperimentConfig):
+            config = load_config(config)
+        if config.assessor is not None:
+            raise ConfigError(
+                f"assessor: no assessor is available in this version of hyperlab yet "
+                f"(got {config.assessor.name!r}); remove `assessor` to run without early stopping"
+            )
+        options = config.options()
+        return cls(
+            _trial_objective(config),
+            config.search_space,
+            **{k: v for k, v in options.model_dump().items() if k != "gpus"},
+            gpus=options.gpus,
+            storage=storage if storage is not None else config.storage,
+            progress=progress,
+        )
+
+    @classmethod
     def _attach(
         cls,
         store: Store,
@@ -179,12 +220,17 @@ class Experiment:
             return self._driver.status
         return self._store.get_experiment(self.id).status
 
+    @property
+    def folder(self) -> Path:
+        """The experiment's folder: driver log, config, and ``trials/<number>/``."""
+        return experiment_folder(self._record, memory=self._store.url == "sqlite://")
+
     def _make_driver(self) -> Driver:
         if self._driver is not None:
             raise ConfigError(f"experiment {self.id} was already started")
         if self._history is None:
             self._store.create_experiment(self._record)
-        folder = experiment_dir(self.id, memory=self._store.url == "sqlite://")
+        folder = self.folder
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "experiment.json").write_text(
             json.dumps(
@@ -204,6 +250,16 @@ class Experiment:
             progress=wants_progress(self._progress),
         )
         return self._driver
+
+    def save(self) -> str:
+        """Record the experiment (status INITIALIZED) without running it; return its id.
+
+        ``hyperlab.resume(id)``, in this process or another, then runs it.
+        """
+        if self._history is None:
+            self._store.create_experiment(self._record)
+            self._history = []
+        return self.id
 
     def run(self) -> Result:
         """Run in this thread until the experiment ends; return its result."""
@@ -267,6 +323,8 @@ def run(
     storage: str | os.PathLike | None = None,
     seed: int | None = None,
     name: str | None = None,
+    gpus: GpuConfig | Mapping[str, Any] | None = None,
+    working_dir: str | os.PathLike | None = None,
     progress: bool | None = None,
     resume: str | None = None,
 ) -> Result:
@@ -295,6 +353,10 @@ def run(
             ``sqlite:///`` URL or a ``postgresql://`` URL.
         seed: The experiment seed; every random stream derives from it.
         name: A name to show in listings.
+        gpus: Place trials on accelerators: ``{"indices": [0, 1] | "auto", "per_trial": 1,
+            "max_trials_per_gpu": 1}``; each trial sees its devices in ``CUDA_VISIBLE_DEVICES``
+            (command and process trials) and ``hyperlab.trial_devices()``.
+        working_dir: Folder for the experiment's files (default: the hyperlab home).
         progress: Live progress bar; default: when standard error is a terminal.
         resume: Continue this experiment id instead of creating one (its stored options
             are kept; ``max_trials`` and ``max_duration`` given here replace its budget).
@@ -325,6 +387,8 @@ def run(
         storage=storage,
         seed=seed,
         name=name,
+        gpus=gpus,
+        working_dir=working_dir,
         progress=progress,
     ).run()
 
@@ -375,7 +439,7 @@ def _continue(
 ) -> Result:
     store = Store.open(storage)
     record = store.get_experiment(experiment_id)
-    _refuse_if_running(record)
+    check_not_running(record)
     stored = {k: v for k, v in record.config.items() if k in ExperimentOptions.model_fields}
     if max_trials is not None:
         stored["max_trials"] = max_trials
@@ -423,7 +487,55 @@ def _executor(options: ExperimentOptions, objective: Callable[..., Any]) -> Exec
         objective,
         concurrency=options.concurrency,
         trial_timeout=options.trial_timeout,
+        devices=_device_pool(options.gpus),
     )
+
+
+def experiment_folder(record: ExperimentRecord, *, memory: bool = False) -> Path:
+    """Where an experiment keeps its files: ``working_dir/<id>`` or the home's folder."""
+    working_dir = record.config.get("working_dir")
+    if working_dir:
+        return Path(working_dir) / record.id
+    return experiment_dir(record.id, memory=memory)
+
+
+def _trial_objective(config: ExperimentConfig) -> Any:
+    """What the config's trial runs: a ``CommandTrial`` or the imported function."""
+    trial = config.trial
+    if trial.command is not None:
+        return CommandTrial(trial.command, code_dir=trial.code_dir, env=dict(config.env))
+    if config.env:
+        raise ConfigError(
+            "env: extra environment variables apply to command trials; a function trial "
+            "can set os.environ itself"
+        )
+    module_name, _, attr = trial.function.partition(":")
+    if trial.code_dir not in sys.path:
+        sys.path.insert(0, trial.code_dir)
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"trial.function: cannot import {trial.function!r} from {trial.code_dir!r}: {exc}"
+        ) from None
+    return target
+
+
+def _device_pool(gpus: GpuConfig | None) -> DevicePool | None:
+    """The ``DevicePool`` for the ``gpus`` option; ``"auto"`` asks ``nvidia-smi``."""
+    if gpus is None:
+        return None
+    indices = gpus.indices
+    if indices == "auto":
+        indices = detect_gpus()
+        if not indices:
+            raise ConfigError(
+                "gpus.indices: 'auto' found no GPU (nvidia-smi is missing or lists none); "
+                "give the indices explicitly or remove `gpus`"
+            )
+    return DevicePool(indices, per_trial=gpus.per_trial, max_trials_per_gpu=gpus.max_trials_per_gpu)
 
 
 def _new_id(store: Store) -> str:
@@ -440,6 +552,8 @@ def _random_seed() -> int:
 
 
 def _reference(objective: Callable[..., Any]) -> str | None:
+    if isinstance(objective, CommandTrial):
+        return f"command: {objective.command} (in {objective.code_dir or '.'})"
     module = getattr(objective, "__module__", None)
     qualname = getattr(objective, "__qualname__", None)
     return f"{module}:{qualname}" if module and qualname else None
@@ -468,7 +582,7 @@ def _load_objective(record: ExperimentRecord) -> Callable[..., Any]:
         ) from None
 
 
-def _refuse_if_running(record: ExperimentRecord) -> None:
+def check_not_running(record: ExperimentRecord) -> None:
     """ConfigError if the experiment's driver is still alive somewhere."""
     if record.status.is_finished() or record.driver_pid is None:
         return

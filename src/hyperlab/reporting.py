@@ -9,14 +9,21 @@ def objective(params):
 ```
 
 The executor sets the current trial's ``TrialContext`` before calling the objective: a context
-variable for in-process and thread trials, a process-wide one in worker processes.
+variable for in-process and thread trials, a process-wide one in worker processes. In a command
+trial nobody sets one: the first call builds it from the ``HYPERLAB_*`` environment variables
+the ``command`` executor gives the process (``HYPERLAB_PARAMS_FILE`` and friends), and reports
+go out as JSON lines appended to the ``HYPERLAB_CHANNEL`` file.
 """
 
 from __future__ import annotations
 
 import contextvars
+import functools
 import inspect
+import json
 import math
+import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,6 +34,7 @@ from hyperlab.errors import HyperlabError, TrialStopped
 
 __all__ = [
     "TrialContext",
+    "find_current",
     "get_params",
     "report",
     "run_objective",
@@ -37,6 +45,12 @@ __all__ = [
 
 Emit = Callable[[int, dict], None]
 """How a context hands a report to its executor: ``emit(step, metrics)``."""
+
+EmitFinal = Callable[[dict], None]
+"""How a context hands a final result (``set_final``) to its executor, if it must."""
+
+PARAMS_FILE_VAR = "HYPERLAB_PARAMS_FILE"
+"""The environment variable that marks a command trial: the path of its parameter file."""
 
 
 class TrialContext:
@@ -52,6 +66,7 @@ class TrialContext:
         deadline: ``time.monotonic()`` value after which ``report`` raises ``TrialError``
             (how in-process trials honour ``trial_timeout``), or None.
         devices: The accelerator indices the trial holds.
+        emit_final: Called with the metrics given to ``set_final``, or None.
     """
 
     __slots__ = (
@@ -59,6 +74,8 @@ class TrialContext:
         "deadline",
         "devices",
         "emit",
+        "emit_final",
+        "final",
         "last",
         "next_step",
         "number",
@@ -79,6 +96,7 @@ class TrialContext:
         *,
         deadline: float | None = None,
         devices: tuple[int, ...] = (),
+        emit_final: EmitFinal | None = None,
     ) -> None:
         self.number = number
         self.trial_id = trial_id
@@ -88,9 +106,16 @@ class TrialContext:
         self.emit = emit
         self.deadline = deadline
         self.devices = devices
+        self.emit_final = emit_final
         self.next_step = 0
         self.last: dict | None = None
+        self.final: dict | None = None
         self._stop_requested = False
+
+    @property
+    def experiment_id(self) -> str:
+        """The id of the trial's experiment (trial ids are ``<experiment id>-<number>``)."""
+        return self.trial_id.rpartition("-")[0] or self.trial_id
 
     def request_stop(self) -> None:
         """Make the trial's next ``report`` raise ``TrialStopped`` (callable from any thread)."""
@@ -101,7 +126,9 @@ class TrialContext:
         """Whether the trial has been told to stop."""
         return self._stop_requested
 
-    def report(self, value: Any = None, step: int | None = None, metrics: dict | None = None) -> dict:
+    def report(
+        self, value: Any = None, step: int | None = None, metrics: dict | None = None
+    ) -> dict:
         """Send one intermediate result; returns the metrics dict that was sent."""
         if self._stop_requested:
             raise TrialStopped(f"trial {self.trial_id} was told to stop")
@@ -115,6 +142,18 @@ class TrialContext:
         self.emit(step, merged)
         if self._stop_requested:  # an in-process assessor may have decided during emit
             raise TrialStopped(f"trial {self.trial_id} was told to stop")
+        return merged
+
+    def set_final(self, value: Any = None, metrics: dict | None = None) -> dict:
+        """Declare the trial's final result (NNI's ``report_final_result``); returns it.
+
+        A function trial that then returns None ends with this result; a command trial that
+        exits 0 ends with the last one declared.
+        """
+        merged = as_metrics(value, metrics)
+        self.final = merged
+        if self.emit_final is not None:
+            self.emit_final(merged)
         return merged
 
 
@@ -154,15 +193,111 @@ def activate(ctx: TrialContext) -> Iterator[TrialContext]:
         _current.reset(token)
 
 
+def find_current() -> TrialContext | None:
+    """The running trial's context, or None outside a trial."""
+    ctx = _current.get() or _process_context
+    if ctx is None and PARAMS_FILE_VAR in os.environ:
+        ctx = _context_from_environment()
+    return ctx
+
+
 def current() -> TrialContext:
     """The running trial's context; ``HyperlabError`` outside a trial."""
-    ctx = _current.get() or _process_context
+    ctx = find_current()
     if ctx is None:
         raise HyperlabError(
             "no trial is running here: hyperlab.get_params(), report() and friends work only "
             "inside a trial started by hyperlab"
         )
     return ctx
+
+
+_environment_lock = threading.Lock()
+
+
+def _context_from_environment() -> TrialContext:
+    """Build (once per process) the context of a command trial from its environment."""
+    global _process_context
+    with _environment_lock:
+        if _process_context is not None:
+            return _process_context
+        env = os.environ
+        path = env[PARAMS_FILE_VAR]
+        try:
+            with open(path, encoding="utf-8") as f:
+                document = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise HyperlabError(
+                f"{PARAMS_FILE_VAR}: cannot read the trial's parameters from {path!r} "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
+        params = document.get("parameters", document) if isinstance(document, dict) else None
+        if not isinstance(params, dict):
+            raise HyperlabError(
+                f"{PARAMS_FILE_VAR}: expected a JSON object with a 'parameters' object in "
+                f"{path!r}, got {document!r}"
+            )
+        channel = _Channel(env.get("HYPERLAB_CHANNEL"))
+        seed = env.get("HYPERLAB_SEED", "")
+        devices = env.get("HYPERLAB_DEVICES", "")
+        _process_context = TrialContext(
+            int(env.get("HYPERLAB_TRIAL_NUMBER", "0")),
+            env.get("HYPERLAB_TRIAL_ID", "?"),
+            params,
+            int(seed) if seed else None,
+            env.get("HYPERLAB_TRIAL_DIR") or None,
+            channel.report,
+            devices=tuple(int(d) for d in devices.split(",") if d),
+            emit_final=channel.final,
+        )
+        return _process_context
+
+
+class _Channel:
+    """The writing end of a command trial's metrics channel: a file of tagged JSON lines.
+
+    Every line is appended with one ``write`` on an ``O_APPEND`` descriptor, so lines from
+    several processes of one trial never interleave, and the driver sees each one at once.
+    Without a channel path, reports are dropped.
+    """
+
+    __slots__ = ("fd", "path")
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def report(self, step: int, metrics: dict) -> None:
+        self.write({"tag": "report", "time": time.time(), "step": step, "metrics": metrics})
+
+    def final(self, metrics: dict) -> None:
+        self.write({"tag": "final", "time": time.time(), "metrics": metrics})
+
+    def write(self, message: dict) -> None:
+        if not self.path:
+            return
+        try:
+            line = json.dumps(message, default=json_default) + "\n"
+        except (TypeError, ValueError) as exc:
+            raise HyperlabError(
+                f"report(): metrics must be numbers, strings, lists or dicts, got "
+                f"{message['metrics']!r} ({exc})"
+            ) from None
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(self.fd, line.encode("utf-8"))
+
+
+def json_default(value: Any) -> Any:
+    """JSON fallback: numpy/torch scalars and arrays as Python numbers and lists."""
+    for method in ("item", "tolist"):
+        convert = getattr(value, method, None)
+        if callable(convert):
+            try:
+                return convert()
+            except (TypeError, ValueError):
+                continue
+    raise TypeError(f"{type(value).__name__} {value!r} is not JSON serializable")
 
 
 def get_params() -> dict[str, Any]:
@@ -215,7 +350,7 @@ class _Done(Exception):
 
 def _call(objective: Callable, ctx: TrialContext) -> Any:
     """Call the objective with the arguments its signature asks for."""
-    n_args = _positional_arity(objective)
+    n_args = _arity(objective)
     if n_args == 0:
         return objective()
     if n_args == 1:
@@ -228,6 +363,14 @@ def _call(objective: Callable, ctx: TrialContext) -> Any:
             raise _Done
 
     return objective(ctx.params, reporter)
+
+
+def _arity(fn: Callable) -> int:
+    """``_positional_arity`` cached per function (objectives are called thousands of times)."""
+    try:
+        return _cached_arity(fn)
+    except TypeError:  # an unhashable callable object
+        return _positional_arity(fn)
 
 
 def _positional_arity(fn: Callable) -> int:
@@ -243,6 +386,9 @@ def _positional_arity(fn: Callable) -> int:
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             count += 1
     return min(count, 2)
+
+
+_cached_arity = functools.lru_cache(maxsize=64)(_positional_arity)
 
 
 def run_objective(objective: Callable, ctx: TrialContext) -> dict | None:
@@ -262,7 +408,7 @@ def run_objective(objective: Callable, ctx: TrialContext) -> dict | None:
     except _Done:
         result = None
     if result is None:
-        return ctx.last
+        return ctx.final if ctx.final is not None else ctx.last
     return as_metrics(result)
 
 
@@ -274,4 +420,3 @@ def is_finite_number(x: Any) -> bool:
         return math.isfinite(x)
     except TypeError:
         return False
-

@@ -30,15 +30,29 @@ def pid_alive(pid: int) -> bool:
 
 
 def grid_run(objective, n, executor, **options):
-    return hyperlab.run(objective, {"i": hs.choice(*range(n))}, tuner="grid",
-                        executor=executor, storage=":memory:", progress=False, **options)
+    return hyperlab.run(
+        objective,
+        {"i": hs.choice(*range(n))},
+        tuner="grid",
+        executor=executor,
+        storage=":memory:",
+        progress=False,
+        **options,
+    )
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_runs_every_trial_and_finds_the_best(executor):
-    result = hyperlab.run(objectives.quadratic, {"x": hs.uniform(-3, 3)}, max_trials=12,
-                          executor=executor, concurrency=2, storage=":memory:", seed=5,
-                          progress=False)
+    result = hyperlab.run(
+        objectives.quadratic,
+        {"x": hs.uniform(-3, 3)},
+        max_trials=12,
+        executor=executor,
+        concurrency=2,
+        storage=":memory:",
+        seed=5,
+        progress=False,
+    )
     assert [t.number for t in result.trials] == list(range(12))
     assert all(t.status is TrialStatus.SUCCEEDED for t in result.trials)
     assert result.best_value == min(t.value for t in result.trials)
@@ -82,8 +96,15 @@ def test_trial_side_api_is_the_same_everywhere(executor):
 @pytest.mark.parametrize("executor", ["threads", "processes"])
 def test_concurrency_is_respected(executor):
     start = time.monotonic()
-    result = hyperlab.run(objectives.sleep_for, {"sleep": hs.choice(0.4)}, max_trials=4,
-                          executor=executor, concurrency=4, storage=":memory:", progress=False)
+    result = hyperlab.run(
+        objectives.sleep_for,
+        {"sleep": hs.choice(0.4)},
+        max_trials=4,
+        executor=executor,
+        concurrency=4,
+        storage=":memory:",
+        progress=False,
+    )
     assert all(t.status is TrialStatus.SUCCEEDED for t in result.trials)
     starts = sorted(t.started_at for t in result.trials)
     ends = sorted(t.finished_at for t in result.trials)
@@ -95,8 +116,16 @@ def test_concurrency_is_respected(executor):
 def test_trial_timeout_fails_the_trial_and_the_experiment_continues(executor):
     space = {"sleep": hs.choice(0.05, 30)}
     start = time.monotonic()
-    result = hyperlab.run(objectives.sleep_for, space, tuner="grid", executor=executor,
-                          concurrency=2, trial_timeout=1.0, storage=":memory:", progress=False)
+    result = hyperlab.run(
+        objectives.sleep_for,
+        space,
+        tuner="grid",
+        executor=executor,
+        concurrency=2,
+        trial_timeout=1.0,
+        storage=":memory:",
+        progress=False,
+    )
     by_sleep = {t.params["sleep"]: t for t in result.trials}
     assert by_sleep[0.05].status is TrialStatus.SUCCEEDED
     assert by_sleep[30].status is TrialStatus.FAILED
@@ -105,8 +134,14 @@ def test_trial_timeout_fails_the_trial_and_the_experiment_continues(executor):
 
 
 def test_inprocess_timeout_is_enforced_at_report():
-    result = hyperlab.run(objectives.report_slowly, {"x": hs.choice(1)}, max_trials=1,
-                          trial_timeout=0.3, storage=":memory:", progress=False)
+    result = hyperlab.run(
+        objectives.report_slowly,
+        {"x": hs.choice(1)},
+        max_trials=1,
+        trial_timeout=0.3,
+        storage=":memory:",
+        progress=False,
+    )
     (trial,) = result.trials
     assert trial.status is TrialStatus.FAILED and "trial_timeout" in trial.error
 
@@ -124,9 +159,16 @@ def test_a_dying_process_fails_its_trial_only(objective):
 
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_stop_cancels_running_trials_and_records_everything(executor):
-    exp = hyperlab.Experiment(objectives.report_slowly, {"x": hs.uniform(0, 1)}, max_trials=50,
-                              executor=executor, concurrency=2, metric="loss",
-                              storage=":memory:", progress=False)
+    exp = hyperlab.Experiment(
+        objectives.report_slowly,
+        {"x": hs.uniform(0, 1)},
+        max_trials=50,
+        executor=executor,
+        concurrency=2,
+        metric="loss",
+        storage=":memory:",
+        progress=False,
+    )
     if executor == "inprocess":  # the driver runs in this thread: stop from another one
         threading.Timer(0.5, exp.stop).start()
         result = exp.run()
@@ -144,9 +186,16 @@ def test_stop_cancels_running_trials_and_records_everything(executor):
 
 
 def test_processes_leave_no_process_behind(tmp_path):
-    result = hyperlab.run(objectives.spawn_grandchild, {"x": hs.choice(1, 2)}, tuner="grid",
-                          executor="processes", concurrency=2, trial_timeout=2,
-                          storage=str(tmp_path / "db.sqlite"), progress=False)
+    result = hyperlab.run(
+        objectives.spawn_grandchild,
+        {"x": hs.choice(1, 2)},
+        tuner="grid",
+        executor="processes",
+        concurrency=2,
+        trial_timeout=2,
+        storage=str(tmp_path / "db.sqlite"),
+        progress=False,
+    )
     pids = [t.reports[0].metrics["pid"] for t in result.trials]
     assert len(pids) == 2
     deadline = time.monotonic() + 5
@@ -163,17 +212,34 @@ def test_unpicklable_objective_for_processes_is_a_config_error():
         with lock:
             return 1.0
 
-    with pytest.raises(hyperlab.ConfigError, match="cannot be pickled.*threads"):
-        hyperlab.run(objective, {"x": hs.uniform(0, 1)}, max_trials=1, executor="processes",
-                     storage=":memory:")
+    with pytest.raises(hyperlab.ConfigError, match=r"cannot be pickled.*threads"):
+        hyperlab.run(
+            objective,
+            {"x": hs.uniform(0, 1)},
+            max_trials=1,
+            executor="processes",
+            storage=":memory:",
+        )
     # threads take it
-    result = hyperlab.run(objective, {"x": hs.uniform(0, 1)}, max_trials=2, executor="threads",
-                          storage=":memory:", progress=False)
+    result = hyperlab.run(
+        objective,
+        {"x": hs.uniform(0, 1)},
+        max_trials=2,
+        executor="threads",
+        storage=":memory:",
+        progress=False,
+    )
     assert all(t.status is TrialStatus.SUCCEEDED for t in result.trials)
 
 
 def test_closures_and_lambdas_run_in_processes():
     offset = 3.0
-    result = hyperlab.run(lambda p: p["x"] + offset, {"x": hs.choice(1.0, 2.0)}, tuner="grid",
-                          executor="processes", storage=":memory:", progress=False)
+    result = hyperlab.run(
+        lambda p: p["x"] + offset,
+        {"x": hs.choice(1.0, 2.0)},
+        tuner="grid",
+        executor="processes",
+        storage=":memory:",
+        progress=False,
+    )
     assert sorted(t.value for t in result.trials) == [4.0, 5.0]

@@ -96,3 +96,25 @@ def test_nni_names_map_to_the_same_tuners():
 def test_unknown_tuner_lists_the_known_ones():
     with pytest.raises(ConfigError, match=r"unknown tuner 'tpee'.*random"):
         tuner_class("tpee")
+
+
+def test_grid_passes_through_no_more_trial_before_done():
+    import time
+
+    def objective(params):
+        time.sleep(0.6)
+        return 0.0
+
+    exp = hyperlab.Experiment(objective, {"i": hs.choice(0, 1)}, tuner="grid", executor="threads",
+                              concurrency=2, storage=":memory:", progress=False)
+    exp.start()
+    seen = set()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        status = exp.status
+        seen.add(status)
+        if status.is_finished():
+            break
+        time.sleep(0.02)
+    assert ExperimentStatus.NO_MORE_TRIAL in seen
+    assert exp.wait().status is ExperimentStatus.DONE

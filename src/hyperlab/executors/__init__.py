@@ -1,5 +1,10 @@
-"""Executors: where trials run (``inprocess``, ``threads``, ``processes``). Pick by name."""
+"""Executors: where trials run (``inprocess``, ``threads``, ``processes``, ``command``).
 
+Pick one by name; ``CommandTrial`` is what the ``command`` executor runs, and a ``DevicePool``
+places trials on GPUs.
+"""
+
+from hyperlab.executors._command import CommandTrial
 from hyperlab.executors.base import (
     Event,
     EventKind,
@@ -10,13 +15,17 @@ from hyperlab.executors.base import (
     executor_names,
     register_executor,
 )
+from hyperlab.executors.devices import DevicePool, detect_gpus
 
 __all__ = [
+    "CommandTrial",
+    "DevicePool",
     "Event",
     "EventKind",
     "Executor",
     "TrialSpec",
     "create_executor",
+    "detect_gpus",
     "executor_class",
     "executor_names",
     "register_executor",

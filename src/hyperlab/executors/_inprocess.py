@@ -23,7 +23,7 @@ class InProcessExecutor(Executor):
 
     name = "inprocess"
 
-    def __init__(self, objective, **options) -> None:  # noqa: ANN001
+    def __init__(self, objective, **options) -> None:
         options["concurrency"] = 1
         super().__init__(objective, **options)
         self._queue: deque[TrialSpec] = deque()
@@ -34,7 +34,7 @@ class InProcessExecutor(Executor):
         return len(self._queue) + (self._ctx is not None)
 
     def submit(self, spec: TrialSpec) -> None:
-        self._queue.append(spec)
+        self._queue.append(self.place(spec))
 
     def poll(self, timeout: float) -> None:
         if not self._queue:
@@ -50,8 +50,14 @@ class InProcessExecutor(Executor):
 
         deadline = None if self.trial_timeout is None else time.monotonic() + self.trial_timeout
         ctx = TrialContext(
-            number, spec.trial_id, spec.params, spec.seed, spec.trial_dir, emit,
-            deadline=deadline, devices=spec.devices,
+            number,
+            spec.trial_id,
+            spec.params,
+            spec.seed,
+            spec.trial_dir,
+            emit,
+            deadline=deadline,
+            devices=spec.devices,
         )
         self._ctx = ctx
         try:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from multiprocessing.connection import Connection, wait
+from typing import Any
 
 import cloudpickle
 
@@ -36,12 +37,19 @@ def pickle_objective(objective: Any, executor: str = "processes") -> bytes:
 class _Slot:
     """One worker process and the trial it runs."""
 
-    __slots__ = ("deadline", "events", "kill_at", "number", "process", "tasks")
+    __slots__ = ("deadline", "devices", "events", "kill_at", "number", "process", "tasks")
 
-    def __init__(self, process: subprocess.Popen, tasks: Connection, events: Connection) -> None:
+    def __init__(
+        self,
+        process: subprocess.Popen,
+        tasks: Connection,
+        events: Connection,
+        devices: tuple[int, ...],
+    ) -> None:
         self.process = process
         self.tasks = tasks
         self.events = events
+        self.devices = devices  # its CUDA_VISIBLE_DEVICES, fixed for its life
         self.number: int | None = None
         self.deadline: float | None = None  # trial_timeout expires (monotonic)
         self.kill_at: float | None = None  # a stop request's grace expires (monotonic)
@@ -60,16 +68,26 @@ class ProcessExecutor(Executor):
     """Up to ``concurrency`` trials at once, each in a fresh-interpreter worker process.
 
     Workers are started like ``python -c ...`` (not by re-importing the user's main script,
-    so no ``if __name__ == "__main__"`` guard is needed) and reused from trial to trial. A trial that raises, exits, segfaults or runs past
-    ``trial_timeout`` is FAILED with the reason, its worker replaced, and the others go on.
+    so no ``if __name__ == "__main__"`` guard is needed) and reused from trial to trial.
+    A trial that raises, exits, segfaults or runs past ``trial_timeout`` is FAILED with the
+    reason, its worker replaced, and the others go on.
     A stopped trial gets ``stop_grace`` seconds to end at its next ``report``, then its process
     group is killed. Workers die with the driver, even when it is killed with SIGKILL.
+
+    With ``devices``, a worker is started with ``CUDA_VISIBLE_DEVICES`` set to the devices of
+    its first trial (before any trial code could initialise CUDA) and keeps them for life: it
+    is reused only for trials placed on the same devices. A trial placed on other devices gets
+    a fresh worker, and an idle worker with another device set is dismissed to make room, so
+    at most ``concurrency`` workers exist. The pool's least-loaded placement makes a freed
+    device set the next one handed out, so workers are still reused in the common case.
+    The devices of a timed-out or stopped trial are released when its end is reported, while
+    its worker may still be dying (SIGTERM, then SIGKILL after ``stop_grace``).
     """
 
     name = "processes"
     runs_outside = True
 
-    def __init__(self, objective, **options) -> None:  # noqa: ANN001
+    def __init__(self, objective, **options) -> None:
         super().__init__(objective, **options)
         self._blob = pickle_objective(objective)
         self._slots: list[_Slot] = []
@@ -79,33 +97,46 @@ class ProcessExecutor(Executor):
     def running(self) -> int:
         return sum(slot.number is not None for slot in self._slots)
 
-    def _spawn(self) -> _Slot:
+    def _spawn(self, devices: tuple[int, ...]) -> _Slot:
         task_read, task_write = os.pipe()
         event_read, event_write = os.pipe()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        if devices:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, devices))
         try:
             process = subprocess.Popen(
                 [sys.executable, "-c", WORKER_COMMAND, str(task_read), str(event_write)],
-                pass_fds=(task_read, event_write), start_new_session=True,
-                stdin=subprocess.DEVNULL, env=env,
+                pass_fds=(task_read, event_write),
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                env=env,
             )
         finally:
             os.close(task_read)
             os.close(event_write)
         tasks = Connection(task_write, readable=False)
         tasks.send_bytes(self._blob)
-        slot = _Slot(process, tasks, Connection(event_read, writable=False))
+        slot = _Slot(process, tasks, Connection(event_read, writable=False), devices)
         self._slots.append(slot)
         return slot
 
     def submit(self, spec: TrialSpec) -> None:
-        slot = next((s for s in self._slots if s.number is None and s.alive), None)
+        spec = self.place(spec)
+        slot = next(
+            (s for s in self._slots if s.number is None and s.devices == spec.devices and s.alive),
+            None,
+        )
         if slot is None:
             self._slots = [s for s in self._slots if s.number is not None or s.alive]
-            slot = self._spawn()
+            idle = [s for s in self._slots if s.number is None]
+            if idle and len(self._slots) >= self.concurrency:
+                self._dismiss(idle[0])
+            slot = self._spawn(spec.devices)
         slot.number = spec.number
-        slot.deadline = None if self.trial_timeout is None else time.monotonic() + self.trial_timeout
+        slot.deadline = (
+            None if self.trial_timeout is None else time.monotonic() + self.trial_timeout
+        )
         slot.kill_at = None
         slot.tasks.send(("run", spec))
 
@@ -123,7 +154,9 @@ class ProcessExecutor(Executor):
             if slot.number is not None and not slot.alive:
                 self._drain(slot)  # whatever it sent before dying
                 if slot.number is not None:
-                    self._end(slot, EventKind.FAILED, f"the trial's process {_exit_text(slot.process)}")
+                    self._end(
+                        slot, EventKind.FAILED, f"the trial's process {_exit_text(slot.process)}"
+                    )
                 self._retire(slot, signal.SIGKILL)
         self._enforce_limits()
         self._reap()
@@ -138,7 +171,9 @@ class ProcessExecutor(Executor):
     def _handle(self, slot: _Slot, message: tuple) -> None:
         tag, number, when = message[0], message[1], message[2]
         if tag == "report":
-            self.listener(Event(EventKind.REPORTED, number, when, step=message[3], metrics=message[4]))
+            self.listener(
+                Event(EventKind.REPORTED, number, when, step=message[3], metrics=message[4])
+            )
         elif tag == "started":
             self.listener(Event(EventKind.STARTED, number, when))
         else:
@@ -171,6 +206,13 @@ class ProcessExecutor(Executor):
         slot.kill_at = time.monotonic() + (0 if sig == signal.SIGKILL else self.stop_grace)
         self._dying.append(slot)
 
+    def _dismiss(self, slot: _Slot) -> None:
+        """Let an idle worker go: it exits on end-of-file; SIGKILL if it lingers."""
+        self._slots.remove(slot)
+        slot.tasks.close()
+        slot.kill_at = time.monotonic() + 1.0
+        self._dying.append(slot)
+
     def _reap(self) -> None:
         now = time.monotonic()
         for slot in list(self._dying):
@@ -200,10 +242,7 @@ class ProcessExecutor(Executor):
         for slot in list(self._slots):
             if slot.number is not None:
                 self._end(slot, EventKind.STOPPED)
-            slot.tasks.close()  # an idle worker exits on end-of-file
-            self._slots.remove(slot)
-            slot.kill_at = time.monotonic() + 1.0
-            self._dying.append(slot)
+            self._dismiss(slot)
         while self._dying:
             self._reap()
             if self._dying:

@@ -13,7 +13,9 @@ from hyperlab.reporting import TrialContext, TrialTimeout, activate, run_objecti
 MAX_ERROR_CHARS = 8000
 
 
-def run_trial(objective: Callable[..., Any], ctx: TrialContext) -> tuple[EventKind, dict | None, str | None]:
+def run_trial(
+    objective: Callable[..., Any], ctx: TrialContext
+) -> tuple[EventKind, dict | None, str | None]:
     """Run ``objective`` with ``ctx`` as the current trial.
 
     Returns:

@@ -20,11 +20,16 @@ class ThreadExecutor(Executor):
     A thread cannot be killed: a stopped or timed-out trial is told to stop at its next
     ``report``, and a timed-out trial is recorded FAILED at its deadline and its slot freed
     even if its code never returns. Use ``processes`` when trials must be killable.
+
+    With ``devices``, each trial sees its devices through ``hyperlab.trial_devices()`` only:
+    ``CUDA_VISIBLE_DEVICES`` is process-wide, so it is left alone, and the indices are the
+    devices as this process sees them (use ``torch.device(f"cuda:{trial_devices()[0]}")``).
+    A timed-out trial's devices are released at its deadline even if its thread runs on.
     """
 
     name = "threads"
 
-    def __init__(self, objective, **options) -> None:  # noqa: ANN001
+    def __init__(self, objective, **options) -> None:
         super().__init__(objective, **options)
         self._events: queue.SimpleQueue[Event] = queue.SimpleQueue()
         self._active: dict[int, TrialContext] = {}
@@ -36,6 +41,7 @@ class ThreadExecutor(Executor):
         return len(self._active)
 
     def submit(self, spec: TrialSpec) -> None:
+        spec = self.place(spec)
         put = self._events.put
         number = spec.number
 
@@ -43,7 +49,12 @@ class ThreadExecutor(Executor):
             put(Event(EventKind.REPORTED, number, time.time(), step=step, metrics=metrics))
 
         ctx = TrialContext(
-            number, spec.trial_id, spec.params, spec.seed, spec.trial_dir, emit,
+            number,
+            spec.trial_id,
+            spec.params,
+            spec.seed,
+            spec.trial_dir,
+            emit,
             devices=spec.devices,
         )
         self._active[number] = ctx
@@ -94,7 +105,9 @@ class ThreadExecutor(Executor):
                 self._active[number].request_stop()
                 self._deliver(
                     Event(
-                        EventKind.FAILED, number, time.time(),
+                        EventKind.FAILED,
+                        number,
+                        time.time(),
                         error=f"trial exceeded trial_timeout={self.trial_timeout:g}s",
                     )
                 )

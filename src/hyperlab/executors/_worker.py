@@ -66,11 +66,11 @@ class _Worker:
                 else:
                     self.stop_early.add(message[1])
 
-    def serve(self, objective) -> None:  # noqa: ANN001
+    def serve(self, objective) -> None:
         while (spec := self.queue.get()) is not None:
             self.run(objective, spec)
 
-    def run(self, objective, spec: TrialSpec) -> None:  # noqa: ANN001
+    def run(self, objective, spec: TrialSpec) -> None:
         number = spec.number
         send = self.send
 
@@ -78,7 +78,12 @@ class _Worker:
             send(("report", number, time.time(), step, metrics))
 
         ctx = TrialContext(
-            number, spec.trial_id, spec.params, spec.seed, spec.trial_dir, emit,
+            number,
+            spec.trial_id,
+            spec.params,
+            spec.seed,
+            spec.trial_dir,
+            emit,
             devices=spec.devices,
         )
         if number in self.stop_early:
@@ -115,6 +120,8 @@ def main(task_fd: str, event_fd: str) -> None:
         reason = format_error()
 
         def objective(*_args: object) -> None:
-            raise RuntimeError(f"the objective could not be loaded in the worker process:\n{reason}")
+            raise RuntimeError(
+                f"the objective could not be loaded in the worker process:\n{reason}"
+            )
 
     worker.serve(objective)

@@ -9,14 +9,18 @@ event, and ``close`` leaves no trial running.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from hyperlab.errors import ConfigError
+from hyperlab.errors import ConfigError, HyperlabError
+
+if TYPE_CHECKING:
+    from hyperlab.executors.devices import DevicePool
 
 __all__ = [
     "Event",
@@ -54,7 +58,10 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class TrialSpec:
-    """What an executor needs to run one trial."""
+    """What an executor needs to run one trial.
+
+    ``devices`` is filled by the executor when it places the trial on a ``DevicePool``.
+    """
 
     number: int
     trial_id: str
@@ -72,13 +79,18 @@ class Executor(ABC):
     """Runs trials of one objective, up to ``concurrency`` at a time.
 
     Args:
-        objective: The trial function.
+        objective: The trial function (the ``command`` executor takes a ``CommandTrial``).
         concurrency: How many trials may run at once.
         trial_timeout: Seconds after which a running trial is failed, or None.
         stop_grace: Seconds a stopped trial gets to end by itself before it is killed.
+        devices: Accelerators to place trials on, or None. Each trial holds
+            ``devices.per_trial`` of them from its submit to its end event; ``free_slots``
+            is 0 while none are free.
 
     Subclasses implement ``submit``, ``poll``, ``stop`` and ``close``; they are driven by one
-    thread and need no locks of their own beyond what their worker threads require.
+    thread and need no locks of their own beyond what their worker threads require. With
+    devices, ``submit`` starts with ``spec = self.place(spec)``; the release happens here, when
+    the trial's end event reaches the listener.
     """
 
     name: ClassVar[str]
@@ -92,16 +104,60 @@ class Executor(ABC):
         concurrency: int = 1,
         trial_timeout: float | None = None,
         stop_grace: float = 5.0,
+        devices: DevicePool | None = None,
     ) -> None:
+        self.check_objective(objective)
         self.objective = objective
         self.concurrency = concurrency
         self.trial_timeout = trial_timeout
         self.stop_grace = stop_grace
+        self.devices = devices
         self.listener: Listener = _drop
+        self._held: dict[int, tuple[int, ...]] = {}
+
+    @classmethod
+    def check_objective(cls, objective: Any) -> None:
+        """Raise ``ConfigError`` if this executor cannot run ``objective`` (default: callable)."""
+        if not callable(objective):
+            hint = ""
+            if isinstance(objective, str) or type(objective).__name__ == "CommandTrial":
+                hint = "; shell commands run with executor='command'"
+            raise ConfigError(
+                f"objective: expected a callable (a function taking params) for the "
+                f"{getattr(cls, 'name', cls.__name__)!r} executor, got {objective!r}{hint}"
+            )
 
     def open(self, listener: Listener) -> None:
         """Start; events go to ``listener`` from then on."""
-        self.listener = listener
+        if self.devices is None:
+            self.listener = listener
+            return
+
+        def release_then(event: Event) -> None:
+            if event.kind in _END_KINDS:
+                held = self._held.pop(event.number, None)
+                if held is not None:
+                    self.devices.release(held)
+            listener(event)
+
+        self.listener = release_then
+
+    def place(self, spec: TrialSpec) -> TrialSpec:
+        """``spec`` holding devices from ``self.devices`` (unchanged without a pool).
+
+        Raises:
+            HyperlabError: No device is free: submit only while ``free_slots > 0``.
+        """
+        if self.devices is None or spec.number in self._held:
+            return spec
+        devices = self.devices.acquire()
+        if devices is None:
+            raise HyperlabError(
+                f"trial {spec.number}: no free device in {self.devices!r} "
+                f"(loads {self.devices.load}); submit only while free_slots > 0"
+            )
+        self._held[spec.number] = devices
+        return dataclasses.replace(spec, devices=devices)
 
     @property
     @abstractmethod
@@ -110,8 +166,11 @@ class Executor(ABC):
 
     @property
     def free_slots(self) -> int:
-        """How many more trials ``submit`` accepts now."""
-        return max(0, self.concurrency - self.running)
+        """How many more trials ``submit`` accepts now (fewer when devices run out)."""
+        free = max(0, self.concurrency - self.running)
+        if self.devices is not None and free:
+            free = min(free, self.devices.free_trials())
+        return free
 
     @abstractmethod
     def submit(self, spec: TrialSpec) -> None:
@@ -130,6 +189,9 @@ class Executor(ABC):
         """Stop every trial, wait ``stop_grace`` at most, kill what is left, release resources."""
 
 
+_END_KINDS = frozenset((EventKind.FINISHED, EventKind.FAILED, EventKind.STOPPED))
+
+
 def _drop(event: Event) -> None:
     """Listener of an executor that has not been opened."""
 
@@ -138,6 +200,7 @@ _REGISTRY: dict[str, str | type[Executor]] = {
     "inprocess": "hyperlab.executors._inprocess:InProcessExecutor",
     "threads": "hyperlab.executors._threads:ThreadExecutor",
     "processes": "hyperlab.executors._processes:ProcessExecutor",
+    "command": "hyperlab.executors._command:CommandExecutor",
 }
 
 

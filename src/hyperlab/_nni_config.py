@@ -1,0 +1,171 @@
+"""NNI v2 experiment configs, translated into hyperlab's ``ExperimentConfig`` fields.
+
+Every NNI field is either mapped, accepted with a documented no-op (``logLevel``, ``debug``,
+``experimentType: hpo``, ``useActiveGpu``), or rejected with an error naming it: an NNI user's
+config never runs differently from what it says without being told.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hyperlab.errors import ConfigError
+
+__all__ = ["is_nni_config", "translate_nni_config"]
+
+_MARKERS = {
+    "trialCommand",
+    "searchSpaceFile",
+    "searchSpace",
+    "trainingService",
+    "trialConcurrency",
+    "maxTrialNumber",
+    "maxExperimentDuration",
+    "experimentName",
+    "trialCodeDirectory",
+}
+_PLAIN = {
+    "experimentName": "name",
+    "trialConcurrency": "concurrency",
+    "maxTrialNumber": "max_trials",
+    "maxExperimentDuration": "max_duration",
+    "maxTrialDuration": "trial_timeout",
+    "experimentWorkingDirectory": "working_dir",
+}
+_NO_EFFECT = {"logLevel", "debug"}
+_MODES = {"minimize": "min", "maximize": "max"}
+
+
+def is_nni_config(data: dict[str, Any]) -> bool:
+    """True when the mapping uses NNI's (camelCase) experiment config fields."""
+    return any(key in _MARKERS for key in data)
+
+
+def translate_nni_config(data: dict[str, Any]) -> dict[str, Any]:
+    """hyperlab config fields for an NNI v2 experiment config.
+
+    Raises:
+        ConfigError: naming any NNI field or value hyperlab does not support.
+    """
+    out: dict[str, Any] = {}
+    trial: dict[str, Any] = {}
+    gpus: dict[str, Any] = {}
+    gpu_number = 0
+    for key, value in data.items():
+        if key in _PLAIN:
+            out[_PLAIN[key]] = value
+        elif key == "searchSpaceFile" or key == "searchSpace":
+            out["search_space"] = value
+        elif key == "trialCommand":
+            trial["command"] = value
+        elif key == "trialCodeDirectory":
+            trial["code_dir"] = value
+        elif key == "trialGpuNumber":
+            gpu_number = _count(key, value)
+        elif key == "tuner":
+            out.update(_tuner(value))
+        elif key == "assessor":
+            out["assessor"] = _assessor(value)
+        elif key == "trainingService":
+            gpus.update(_training_service(value))
+        elif key == "experimentType":
+            if value != "hpo":
+                raise _unsupported(key, value, "only 'hpo' experiments")
+        elif key == "useAnnotation":
+            if value:
+                raise _unsupported(key, value, "annotation-based trials; use nni.* calls")
+        elif key in _NO_EFFECT:
+            continue
+        else:
+            raise _unsupported(key, value)
+    if trial:
+        out["trial"] = trial
+    if gpu_number > 0:
+        out["gpus"] = {
+            "indices": gpus.get("indices", "auto"),
+            "per_trial": gpu_number,
+            "max_trials_per_gpu": gpus.get("max_trials_per_gpu", 1),
+        }
+    return out
+
+
+def _unsupported(key: str, value: Any, what: str | None = None) -> ConfigError:
+    detail = f" (hyperlab supports {what})" if what else ""
+    return ConfigError(
+        f"config: NNI field {key!r} = {value!r} is not supported by hyperlab yet{detail}; "
+        "remove it or see docs/config.md for the fields hyperlab translates"
+    )
+
+
+def _count(key: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"config: {key} must be a non-negative integer, got {value!r}")
+    return value
+
+
+def _component(key: str, value: Any) -> tuple[str, dict[str, Any]]:
+    if not isinstance(value, dict) or "name" not in value:
+        raise ConfigError(f"config: {key} must be a mapping with a 'name', got {value!r}")
+    for field in value:
+        if field not in ("name", "classArgs"):
+            raise _unsupported(f"{key}.{field}", value[field], "built-in algorithms by name")
+    args = value.get("classArgs") or {}
+    if not isinstance(args, dict):
+        raise ConfigError(f"config: {key}.classArgs must be a mapping, got {args!r}")
+    return value["name"], dict(args)
+
+
+def _tuner(value: Any) -> dict[str, Any]:
+    name, args = _component("tuner", value)
+    out: dict[str, Any] = {"tuner": name}
+    mode = args.pop("optimize_mode", None)
+    if mode is not None:
+        if mode not in _MODES:
+            raise ConfigError(
+                f"config: tuner.classArgs.optimize_mode must be 'minimize' or 'maximize', "
+                f"got {mode!r}"
+            )
+        out["mode"] = _MODES[mode]
+    if "seed" in args:
+        out["seed"] = args.pop("seed")
+    out["tuner_args"] = args
+    return out
+
+
+def _assessor(value: Any) -> dict[str, Any]:
+    name, args = _component("assessor", value)
+    return {"name": name, "args": args}
+
+
+def _training_service(value: Any) -> dict[str, Any]:
+    if isinstance(value, list):
+        if len(value) != 1:
+            raise _unsupported("trainingService", value, "one local training service")
+        value = value[0]
+    if not isinstance(value, dict) or value.get("platform") != "local":
+        platform = value.get("platform") if isinstance(value, dict) else value
+        raise _unsupported("trainingService.platform", platform, "platform: local")
+    gpus: dict[str, Any] = {}
+    for key, field in value.items():
+        if key == "gpuIndices":
+            gpus["indices"] = _indices(field)
+        elif key == "maxTrialNumberPerGpu":
+            gpus["max_trials_per_gpu"] = field
+        elif key in ("platform", "useActiveGpu"):
+            continue  # hyperlab does not look at other processes' GPU use: useActiveGpu: true
+        else:
+            raise _unsupported(f"trainingService.{key}", field)
+    return gpus
+
+
+def _indices(value: Any) -> Any:
+    """NNI accepts ``gpuIndices`` as a list, one integer, or a string like ``"0,1"``."""
+    if isinstance(value, str):
+        return [
+            int(part) if part.strip().isdigit() else part.strip()
+            for part in value.split(",")
+            if part.strip()
+        ]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value]
+    return value

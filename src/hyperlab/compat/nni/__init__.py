@@ -1,0 +1,43 @@
+"""hyperlab's ``nni`` shim: NNI's trial API on top of ``hyperlab.reporting``.
+
+```python
+import nni
+
+params = nni.get_next_parameter()          # the trial's parameters
+for epoch in range(10):
+    nni.report_intermediate_result(acc)    # a number, or a dict with a "default" key
+nni.report_final_result(acc)
+```
+
+Inside a hyperlab trial (a command trial, or a function trial that calls these) the calls go
+to hyperlab's reporting; elsewhere they behave like NNI's standalone mode: no parameters (with
+a ``RuntimeWarning``), results logged, ids ``"STANDALONE"``.
+"""
+
+from __future__ import annotations
+
+from . import utils
+from .trial import (
+    get_current_parameter,
+    get_experiment_id,
+    get_next_parameter,
+    get_next_parameters,
+    get_sequence_id,
+    get_trial_id,
+    report_final_result,
+    report_intermediate_result,
+)
+
+__version__ = "hyperlab-shim"
+
+__all__ = [
+    "get_current_parameter",
+    "get_experiment_id",
+    "get_next_parameter",
+    "get_next_parameters",
+    "get_sequence_id",
+    "get_trial_id",
+    "report_final_result",
+    "report_intermediate_result",
+    "utils",
+]

@@ -1,0 +1,388 @@
+"""Run each trial as a shell command in its own process group (NNI's local mode).
+
+A trial's folder holds what it needs and what it leaves::
+
+    trials/<number>/
+      parameter.json   its params, in NNI's format ({"parameter_id", "parameters", ...})
+      metrics.jsonl    its channel: one tagged JSON line per report ("report" or "final")
+      stdout.log       what the command printed
+      stderr.log       its errors (the last lines become the error of a failed trial)
+
+Inside the command, ``hyperlab.get_params()``, ``report()``, ``trial_dir()``, ``trial_seed()``
+and ``trial_devices()`` work as in function trials (they read the ``HYPERLAB_*`` environment
+variables), and so does an NNI trial script: a small ``nni`` package comes first on
+``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hyperlab.errors import ConfigError
+from hyperlab.executors._command_run import CHANNEL_FILE, CommandRun, parse_line, tail
+from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
+from hyperlab.reporting import json_default
+
+__all__ = ["CommandExecutor", "CommandTrial"]
+
+PARAMS_FILE = "parameter.json"
+STDOUT_FILE = "stdout.log"
+STDERR_FILE = "stderr.log"
+STDERR_TAIL_LINES = 20
+TICK = 0.02
+"""Seconds between reads of the channels while ``poll`` waits (exits wake it at once)."""
+KILL_WAIT = 10.0
+"""Seconds to wait for a SIGKILLed trial's processes to go before it is ended regardless."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandTrial:
+    """What a ``command`` trial runs: a shell command, where, and with which extra variables.
+
+    Args:
+        command: Run with ``/bin/sh -c`` once per trial, e.g. ``"python train.py --epochs 10"``.
+        code_dir: The command's working directory (made absolute); None for the current one.
+        env: Extra environment variables for the command (hyperlab's own take precedence).
+
+    Raises:
+        ConfigError: ``command`` is empty, or ``env`` is not a mapping of strings to strings.
+
+    Example:
+        >>> trial = CommandTrial("python train.py", code_dir="~/project")
+        >>> hyperlab.run(trial, space, executor="command", concurrency=4, max_trials=50)
+    """
+
+    command: str
+    code_dir: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.command, str) or not self.command.strip():
+            raise ConfigError(
+                f"trial.command: expected a non-empty shell command, got {self.command!r}"
+            )
+        if self.code_dir is not None:
+            if not isinstance(self.code_dir, (str, os.PathLike)):
+                raise ConfigError(f"trial.code_dir: expected a folder path, got {self.code_dir!r}")
+            folder = os.path.abspath(os.path.expanduser(os.fspath(self.code_dir)))
+            object.__setattr__(self, "code_dir", folder)
+        env = self.env if self.env is not None else {}
+        if not hasattr(env, "items") or not all(
+            isinstance(k, str) and k and "=" not in k and isinstance(v, str) for k, v in env.items()
+        ):
+            raise ConfigError(
+                f"trial.env: expected a mapping of variable names to strings, got {env!r}"
+            )
+        object.__setattr__(self, "env", dict(env))
+
+
+class CommandExecutor(Executor):
+    """Up to ``concurrency`` shell commands at once, one per trial, each in its own session.
+
+    The objective is a ``CommandTrial`` (or a command string). Each trial's command runs
+    through ``/bin/sh -c`` in ``code_dir``, as the leader of a new process group, with
+    ``HYPERLAB_*`` and NNI's environment variables, ``CUDA_VISIBLE_DEVICES`` when it holds
+    devices, and ``stdout.log``/``stderr.log`` in its folder. Reports reach the driver while
+    the trial runs: ``poll`` reads the new lines of every trial's channel file.
+
+    A trial that exits 0 ends FINISHED with its final result (NNI's ``report_final_result``),
+    or else its last intermediate one; with no result at all, or a non-zero exit, it is
+    FAILED, the error quoting the exit status and the last lines of its stderr. ``stop`` and
+    ``trial_timeout`` send SIGTERM to the trial's group, then SIGKILL after ``stop_grace``;
+    the trial ends (and its devices are freed) when no process of its group is left, so a
+    program that catches SIGTERM gets its grace even when the shell above it dies at once.
+    When the shell exits by itself, whatever is left of its group is killed; ``close`` leaves
+    no process of any trial.
+
+    A driver killed by SIGKILL cannot clean up: its command trials then run on to their end.
+    """
+
+    name = "command"
+    runs_outside = True
+
+    def __init__(self, objective: CommandTrial | str, **options: Any) -> None:
+        if isinstance(objective, str):
+            objective = CommandTrial(objective)
+        super().__init__(objective, **options)
+        self.objective: CommandTrial
+        self._runs: dict[int, CommandRun] = {}
+        self._pending: list[Event] = []  # STARTED, or FAILED to start: delivered by poll
+        self._pythonpath: str | None = None
+        self._links: str | None = None  # the folder of symlinks we made, removed by close
+
+    @classmethod
+    def check_objective(cls, objective: Any) -> None:
+        if isinstance(objective, str):
+            objective = CommandTrial(objective)
+        if not isinstance(objective, CommandTrial):
+            raise ConfigError(
+                "objective: the 'command' executor runs a CommandTrial(command, code_dir=..., "
+                f"env=...) or a command string, got {objective!r}"
+            )
+        if objective.code_dir is not None and not os.path.isdir(objective.code_dir):
+            raise ConfigError(
+                f"trial.code_dir: expected an existing folder, got {objective.code_dir!r}"
+            )
+
+    @property
+    def running(self) -> int:
+        pending_ends = sum(e.kind is EventKind.FAILED for e in self._pending)
+        return len(self._runs) + pending_ends
+
+    # ---- starting ------------------------------------------------------------------------
+
+    def submit(self, spec: TrialSpec) -> None:
+        spec = self.place(spec)
+        try:
+            run = self._start(spec)
+        except OSError as exc:
+            self._pending.append(
+                Event(
+                    EventKind.FAILED,
+                    spec.number,
+                    time.time(),
+                    error=f"the trial's command could not be started: {exc}",
+                )
+            )
+            return
+        if self.trial_timeout is not None:
+            run.deadline = time.monotonic() + self.trial_timeout
+        self._runs[spec.number] = run
+
+    def _start(self, spec: TrialSpec) -> CommandRun:
+        if spec.trial_dir is None:
+            folder = Path(tempfile.mkdtemp(prefix=f"hyperlab-trial-{spec.number}-"))
+        else:
+            folder = Path(os.path.abspath(spec.trial_dir))
+            folder.mkdir(parents=True, exist_ok=True)
+        document = {
+            "parameter_id": spec.number,
+            "parameter_source": "algorithm",
+            "parameters": spec.params,
+            "parameter_index": 0,
+        }
+        (folder / PARAMS_FILE).write_text(json.dumps(document, default=json_default))
+        (folder / CHANNEL_FILE).write_bytes(b"")  # a retried trial starts with an empty channel
+        env = self._environment(spec, folder)
+        with open(folder / STDOUT_FILE, "wb") as out, open(folder / STDERR_FILE, "wb") as err:
+            process = subprocess.Popen(
+                self.objective.command,
+                shell=True,
+                cwd=self.objective.code_dir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        self._pending.append(Event(EventKind.STARTED, spec.number, time.time()))
+        try:
+            return CommandRun(spec, folder, process)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
+
+    def _environment(self, spec: TrialSpec, folder: Path) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.objective.env)
+        experiment_id = spec.trial_id.rpartition("-")[0] or spec.trial_id
+        where = str(folder)
+        env.update(
+            HYPERLAB_TRIAL_ID=spec.trial_id,
+            HYPERLAB_TRIAL_NUMBER=str(spec.number),
+            HYPERLAB_EXPERIMENT_ID=experiment_id,
+            HYPERLAB_PARAMS_FILE=str(folder / PARAMS_FILE),
+            HYPERLAB_CHANNEL=str(folder / CHANNEL_FILE),
+            HYPERLAB_TRIAL_DIR=where,
+            HYPERLAB_SEED="" if spec.seed is None else str(spec.seed),
+            HYPERLAB_ATTEMPT=str(spec.attempt),
+            HYPERLAB_DEVICES=",".join(map(str, spec.devices)),
+            NNI_PLATFORM="local",
+            NNI_EXP_ID=experiment_id,
+            NNI_TRIAL_JOB_ID=spec.trial_id,
+            NNI_SYS_DIR=where,
+            NNI_OUTPUT_DIR=where,
+            NNI_TRIAL_SEQ_ID=str(spec.number),
+        )
+        if spec.devices:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, spec.devices))
+        paths = [self._python_path(), env.get("PYTHONPATH", "")]
+        env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+        return env
+
+    def _python_path(self) -> str:
+        """A ``PYTHONPATH`` entry holding exactly ``nni`` (the shim) and ``hyperlab``.
+
+        A folder of two symlinks, so that a trial run by another interpreter does not see the
+        driver's site-packages; without symlinks, the shim's folder and hyperlab's parent.
+        """
+        if self._pythonpath is None:
+            package = Path(__file__).resolve().parents[1]
+            shim = package / "compat" / "nni"
+            try:
+                links = tempfile.mkdtemp(prefix="hyperlab-pythonpath-")
+                os.symlink(package, os.path.join(links, "hyperlab"), target_is_directory=True)
+                os.symlink(shim, os.path.join(links, "nni"), target_is_directory=True)
+                self._links = self._pythonpath = links
+            except OSError:
+                self._pythonpath = os.pathsep.join([str(shim.parent), str(package.parent)])
+        return self._pythonpath
+
+    # ---- watching --------------------------------------------------------------------------
+
+    def poll(self, timeout: float) -> None:
+        end = time.monotonic() + max(0.0, timeout)
+        while True:
+            delivered = self._deliver_pending()
+            for run in list(self._runs.values()):
+                delivered += self._read_channel(run)
+                if self._check_end(run):
+                    delivered += 1
+            self._enforce_limits()
+            remaining = end - time.monotonic()
+            if delivered or remaining <= 0:
+                return
+            pidfds = [run.pidfd for run in self._runs.values() if run.pidfd is not None]
+            if pidfds:
+                select.select(pidfds, [], [], min(remaining, TICK))
+            else:
+                time.sleep(min(remaining, TICK))
+
+    def _deliver_pending(self) -> int:
+        pending, self._pending = self._pending, []
+        for event in pending:
+            self.listener(event)
+        return len(pending)
+
+    def _read_channel(self, run: CommandRun) -> int:
+        """Deliver the complete lines the trial appended since the last read."""
+        chunks = [run.buffer]
+        while chunk := run.reader.read(65536):
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        lines = data.split(b"\n")
+        run.buffer = lines.pop()  # an incomplete last line waits for the rest
+        delivered = 0
+        for line in lines:
+            message = parse_line(line)
+            if message is None:
+                continue
+            tag, when, step, metrics = message
+            if tag == "final":
+                run.final = metrics
+            else:
+                run.last = metrics
+                self.listener(
+                    Event(EventKind.REPORTED, run.spec.number, when, step=step, metrics=metrics)
+                )
+                delivered += 1
+        return delivered
+
+    def _check_end(self, run: CommandRun) -> bool:
+        """End the trial if it is over; True if it was.
+
+        A trial is over when its shell exits by itself (what is left of its group is killed
+        then), or, once SIGTERM was sent, when its whole group is gone: the shell often dies of
+        SIGTERM at once, while the program it started still uses its grace to save its work.
+        """
+        stuck = run.give_up_at is not None and time.monotonic() >= run.give_up_at
+        if run.code is None:
+            if not run.exited():
+                if not stuck:
+                    return False
+            else:
+                if run.ending is None:
+                    run.signal(signal.SIGKILL)  # before reaping: the group id is still ours
+                run.reap()
+        if run.ending is not None and not stuck and run.group_alive():
+            return False
+        self._read_channel(run)
+        run.close()
+        del self._runs[run.spec.number]
+        kind, metrics, error = self._outcome(run, run.code)
+        self.listener(Event(kind, run.spec.number, time.time(), metrics=metrics, error=error))
+        return True
+
+    def _outcome(
+        self, run: CommandRun, code: int | None
+    ) -> tuple[EventKind, dict | None, str | None]:
+        if code == 0 and run.final is not None:
+            return EventKind.FINISHED, run.final, None
+        if run.ending is EventKind.STOPPED:
+            return EventKind.STOPPED, run.final or run.last, None
+        if run.ending is EventKind.FAILED:
+            return EventKind.FAILED, None, f"trial exceeded trial_timeout={self.trial_timeout:g}s"
+        if code is None:  # abandoned: only after SIGKILL, which follows ``ending``
+            return EventKind.FAILED, None, "the command could not be killed"
+        if code == 0:
+            if run.last is not None:
+                return EventKind.FINISHED, run.last, None
+            return EventKind.FAILED, None, "the command exited 0 without reporting a result"
+        if code < 0:
+            try:
+                status = f"was killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                status = f"was killed by signal {-code}"
+        else:
+            status = f"exited with code {code}"
+            if code == 127:
+                status += " (command not found?)"
+        end = tail(run.folder / STDERR_FILE, STDERR_TAIL_LINES)
+        if end:
+            return EventKind.FAILED, None, f"the command {status}; the end of its stderr:\n{end}"
+        return EventKind.FAILED, None, f"the command {status} and wrote nothing to stderr"
+
+    def _enforce_limits(self) -> None:
+        now = time.monotonic()
+        for run in self._runs.values():
+            if run.ending is None and run.deadline is not None and run.deadline <= now:
+                self._terminate(run, EventKind.FAILED)
+            elif run.kill_at is not None and run.kill_at <= now:
+                self._kill(run)
+
+    def _kill(self, run: CommandRun) -> None:
+        run.signal(signal.SIGKILL)
+        run.kill_at = None
+        run.give_up_at = time.monotonic() + KILL_WAIT
+
+    def _terminate(self, run: CommandRun, ending: EventKind) -> None:
+        run.ending = ending
+        run.signal(signal.SIGTERM)
+        run.kill_at = time.monotonic() + self.stop_grace
+
+    # ---- stopping ----------------------------------------------------------------------------
+
+    def stop(self, number: int) -> None:
+        run = self._runs.get(number)
+        if run is not None and run.ending is None and run.code is None and not run.exited():
+            self._terminate(run, EventKind.STOPPED)
+
+    def close(self) -> None:
+        for run in self._runs.values():
+            if run.ending is None:
+                self._terminate(run, EventKind.STOPPED)
+        end = time.monotonic() + self.stop_grace
+        while self._runs and time.monotonic() < end:
+            self.poll(min(TICK, max(0.0, end - time.monotonic())))
+        for run in self._runs.values():
+            if run.give_up_at is None:
+                self._kill(run)
+        while self._runs:  # SIGKILL cannot be ignored; a process stuck in the kernel is
+            self.poll(TICK)  # abandoned KILL_WAIT seconds after it
+        self._deliver_pending()
+        if self._links is not None:
+            shutil.rmtree(self._links, ignore_errors=True)
+            self._links = self._pythonpath = None

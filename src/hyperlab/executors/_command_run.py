@@ -1,0 +1,144 @@
+"""One running command trial: its process group, its exit, and its channel's reader."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from hyperlab.executors.base import EventKind, TrialSpec
+
+__all__ = ["CHANNEL_FILE", "CommandRun", "parse_line", "tail"]
+
+CHANNEL_FILE = "metrics.jsonl"
+
+
+class CommandRun:
+    """One running command and what its channel said so far."""
+
+    __slots__ = (
+        "buffer",
+        "code",
+        "deadline",
+        "ending",
+        "final",
+        "folder",
+        "give_up_at",
+        "kill_at",
+        "last",
+        "pidfd",
+        "process",
+        "reader",
+        "spec",
+    )
+
+    def __init__(self, spec: TrialSpec, folder: Path, process: subprocess.Popen) -> None:
+        self.spec = spec
+        self.folder = folder
+        self.process = process
+        self.reader = open(folder / CHANNEL_FILE, "rb", buffering=0)  # noqa: SIM115
+        self.buffer = b""
+        self.last: dict | None = None
+        self.final: dict | None = None
+        self.deadline: float | None = None  # trial_timeout expires (monotonic)
+        self.kill_at: float | None = None  # SIGTERM's grace expires: SIGKILL (monotonic)
+        self.ending: EventKind | None = None  # STOPPED (asked to) or FAILED (timed out)
+        self.code: int | None = None  # the shell's exit status, once reaped
+        self.give_up_at: float | None = None  # SIGKILLed and still there: abandon (monotonic)
+        try:
+            self.pidfd: int | None = os.pidfd_open(process.pid)
+        except (AttributeError, OSError):  # not Linux >= 5.3: poll wakes up every TICK
+            self.pidfd = None
+
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the trial's process group: the shell and all it started."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, sig)
+
+    def exited(self) -> bool:
+        """Whether the shell has exited (without reaping it, so its group id stays valid)."""
+        if self.process.returncode is not None:
+            return True
+        try:
+            info = os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        return info is not None and info.si_pid != 0
+
+    def reap(self) -> None:
+        """Collect the exited shell's status; its pidfd would wake ``poll`` for ever after."""
+        self.code = self.process.wait()
+        self.close_pidfd()
+
+    def group_alive(self) -> bool:
+        """Whether any process of the trial's group still runs (ask once the shell is reaped).
+
+        Zombies do not count: orphans wait for init to reap them, which some inits never do.
+        """
+        try:
+            os.killpg(self.process.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return _group_runs(self.process.pid)
+
+    def close_pidfd(self) -> None:
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+
+    def close(self) -> None:
+        self.reader.close()
+        self.close_pidfd()
+
+
+def parse_line(line: bytes) -> tuple[str, float, int | None, dict] | None:
+    """``(tag, time, step, metrics)`` of one channel line; None for a line that is not one."""
+    try:
+        message = json.loads(line)
+        tag, metrics = message["tag"], message["metrics"]
+        when = float(message.get("time") or time.time())
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if tag not in ("report", "final") or not isinstance(metrics, dict):
+        return None
+    step = message.get("step")
+    if isinstance(step, bool) or not isinstance(step, int):
+        step = None
+    return tag, when, step, metrics
+
+
+def _group_runs(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is alive and not a zombie (True if unknowable)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # no procfs: trust kill(0), zombies included
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # it just went away
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()  # state, ppid, pgrp, ...
+        if len(fields) > 2 and fields[2] == b"%d" % pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+def tail(path: Path, lines: int) -> str:
+    """The last ``lines`` lines of a text file (reading at most its last 64 KiB)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - 65536))
+            data = f.read()
+    except OSError:
+        return ""
+    text = data.decode("utf-8", errors="replace").rstrip()
+    return "\n".join(text.splitlines()[-lines:])

@@ -1,0 +1,44 @@
+"""The shipped examples run end to end, as their READMEs say."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+import hyperlab
+from hyperlab.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_sklearn_nni_example_runs_unchanged(tmp_path, hyperlab_home):
+    """NNI's config and trial script as they are; only the budget is made small."""
+    example = ROOT / "examples" / "sklearn-nni"
+    config = yaml.safe_load((example / "config.yml").read_text())
+    config.update(
+        maxTrialNumber=3,
+        searchSpaceFile=str(example / "search_space.json"),
+        trialCodeDirectory=str(example),
+    )
+    path = tmp_path / "config.yml"
+    path.write_text(yaml.safe_dump(config))
+    env = {**os.environ, "HYPERLAB_HOME": str(hyperlab_home)}
+    out = subprocess.run(
+        [sys.executable, "-m", "hyperlab", "run", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "DONE, 3 trials" in out.stdout
+    (summary,) = Store.open(None).list_experiments()
+    result = hyperlab.load(summary.id)
+    assert all(t.status is hyperlab.TrialStatus.SUCCEEDED for t in result.trials)
+    assert all(0.0 < t.value <= 1.0 for t in result.trials)  # cross-validated accuracy
+    assert all(len(t.reports) == 3 for t in result.trials)  # one per fold
+    assert result.best_value == max(t.value for t in result.trials)  # optimize_mode: maximize
