@@ -25,8 +25,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -183,14 +182,17 @@ def set_process_context(ctx: TrialContext | None) -> None:
     _process_context = ctx
 
 
-@contextmanager
-def activate(ctx: TrialContext) -> Iterator[TrialContext]:
-    """Make ``ctx`` the current trial in this thread for the duration of the block."""
-    token = _current.set(ctx)
-    try:
-        yield ctx
-    finally:
-        _current.reset(token)
+def activate(ctx: TrialContext | None) -> contextvars.Token:
+    """Make ``ctx`` the current trial in this thread; undo with ``deactivate(token)``.
+
+    A pair of calls rather than a context manager: this is on every trial's path.
+    """
+    return _current.set(ctx)
+
+
+def deactivate(token: contextvars.Token) -> None:
+    """Restore the current trial that ``activate`` replaced."""
+    _current.reset(token)
 
 
 def find_current() -> TrialContext | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from hyperlab.errors import TrialStopped
 from hyperlab.executors.base import EventKind
-from hyperlab.reporting import TrialContext, TrialTimeout, activate, run_objective
+from hyperlab.reporting import TrialContext, TrialTimeout, activate, deactivate, run_objective
 
 MAX_ERROR_CHARS = 8000
 
@@ -22,15 +22,17 @@ def run_trial(
         ``(FINISHED, final metrics, None)``, ``(STOPPED, last report, None)`` or
         ``(FAILED, None, error text)``. ``KeyboardInterrupt`` and ``SystemExit`` propagate.
     """
+    token = activate(ctx)
     try:
-        with activate(ctx):
-            metrics = run_objective(objective, ctx)
+        metrics = run_objective(objective, ctx)
     except TrialStopped:
         return EventKind.STOPPED, ctx.last, None
     except TrialTimeout as exc:
         return EventKind.FAILED, None, str(exc)
     except Exception:
         return EventKind.FAILED, None, format_error()
+    finally:
+        deactivate(token)
     if metrics is None:
         return EventKind.FAILED, None, "the objective returned None and reported no result"
     return EventKind.FINISHED, metrics, None
