@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections import deque
 
-from hyperlab.executors._run import run_trial
+from hyperlab.executors._run import make_context, run_trial
 from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
 from hyperlab.reporting import TrialContext
 
@@ -49,16 +49,7 @@ class InProcessExecutor(Executor):
             listener(Event(EventKind.REPORTED, number, time.time(), step=step, metrics=metrics))
 
         deadline = None if self.trial_timeout is None else time.monotonic() + self.trial_timeout
-        ctx = TrialContext(
-            number,
-            spec.trial_id,
-            spec.params,
-            spec.seed,
-            spec.trial_dir,
-            emit,
-            deadline=deadline,
-            devices=spec.devices,
-        )
+        ctx = make_context(spec, emit, deadline=deadline)
         self._ctx = ctx
         try:
             listener(Event(EventKind.STARTED, number, time.time()))

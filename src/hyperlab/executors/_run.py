@@ -7,10 +7,31 @@ from collections.abc import Callable
 from typing import Any
 
 from hyperlab.errors import TrialStopped
-from hyperlab.executors.base import EventKind
-from hyperlab.reporting import TrialContext, TrialTimeout, activate, deactivate, run_objective
+from hyperlab.executors.base import EventKind, TrialSpec
+from hyperlab.reporting import (
+    Emit,
+    TrialContext,
+    TrialTimeout,
+    activate,
+    deactivate,
+    run_objective,
+)
 
 MAX_ERROR_CHARS = 8000
+
+
+def make_context(spec: TrialSpec, emit: Emit, *, deadline: float | None = None) -> TrialContext:
+    """The trial-side context for ``spec``, reporting through ``emit``."""
+    return TrialContext(
+        spec.number,
+        spec.trial_id,
+        spec.params,
+        spec.seed,
+        spec.trial_dir,
+        emit,
+        deadline=deadline,
+        devices=spec.devices,
+    )
 
 
 def run_trial(

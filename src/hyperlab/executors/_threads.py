@@ -6,7 +6,7 @@ import queue
 import threading
 import time
 
-from hyperlab.executors._run import run_trial
+from hyperlab.executors._run import make_context, run_trial
 from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
 from hyperlab.reporting import TrialContext
 
@@ -48,15 +48,7 @@ class ThreadExecutor(Executor):
         def emit(step: int, metrics: dict) -> None:
             put(Event(EventKind.REPORTED, number, time.time(), step=step, metrics=metrics))
 
-        ctx = TrialContext(
-            number,
-            spec.trial_id,
-            spec.params,
-            spec.seed,
-            spec.trial_dir,
-            emit,
-            devices=spec.devices,
-        )
+        ctx = make_context(spec, emit)
         self._active[number] = ctx
         if self.trial_timeout is not None:
             self._deadlines[number] = time.monotonic() + self.trial_timeout

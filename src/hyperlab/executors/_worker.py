@@ -20,7 +20,7 @@ from multiprocessing.connection import Connection
 
 import cloudpickle
 
-from hyperlab.executors._run import format_error, run_trial
+from hyperlab.executors._run import format_error, make_context, run_trial
 from hyperlab.executors.base import TrialSpec
 from hyperlab.reporting import TrialContext, set_process_context
 
@@ -77,15 +77,7 @@ class _Worker:
         def emit(step: int, metrics: dict) -> None:
             send(("report", number, time.time(), step, metrics))
 
-        ctx = TrialContext(
-            number,
-            spec.trial_id,
-            spec.params,
-            spec.seed,
-            spec.trial_dir,
-            emit,
-            devices=spec.devices,
-        )
+        ctx = make_context(spec, emit)
         if number in self.stop_early:
             ctx.request_stop()
         self.ctx = ctx
