@@ -243,3 +243,36 @@ def test_every_error_derives_from_the_root():
         "TrialStopped",
     ):
         assert issubclass(getattr(hyperlab, name), hyperlab.HyperlabError)
+
+
+def test_budget_and_concurrency_changes_reach_the_driver_and_the_stored_config(tmp_path):
+    import time
+
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+
+    def objective(params):
+        time.sleep(0.05)
+        return params["x"]
+
+    exp = hyperlab.Experiment(
+        objective,
+        {"x": hs.uniform(0, 1)},
+        max_trials=1000,
+        executor="threads",
+        concurrency=1,
+        storage=url,
+        progress=False,
+    )
+    exp.start()
+    store = Store.open(url)
+    ids = [
+        store.send_control(exp.id, "set_max_trials", {"value": 6}),
+        store.send_control(exp.id, "set_concurrency", {"value": 3}),
+        store.send_control(exp.id, "set_concurrency", {"value": -1}),
+    ]
+    result = exp.wait(timeout=30)
+    assert len(result.trials) == 6 and result.status is ExperimentStatus.DONE
+    outcomes = [store.get_control(i).outcome for i in ids]
+    assert outcomes[:2] == ["ok", "ok"] and outcomes[2].startswith("error: ")
+    config = store.get_experiment(exp.id).config
+    assert config["max_trials"] == 6 and config["concurrency"] == 3

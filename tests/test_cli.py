@@ -199,3 +199,61 @@ def test_bad_storage_is_one_line_without_traceback(hyperlab_home):
     out = cli("--storage", "mysql://x/y", "ls", home=hyperlab_home)
     assert out.returncode == 2
     assert out.stderr.startswith("hyperlab: error: storage:") and "Traceback" not in out.stderr
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_run_with_port_serves_the_rest_api_while_it_runs(project, hyperlab_home):
+    import urllib.request
+
+    space = {
+        "x": {"_type": "uniform", "_value": [0, 1]},
+        "steps": {"_type": "choice", "_value": [30]},
+        "sleep": {"_type": "choice", "_value": [0.05]},
+    }
+    port = free_port()
+    env = {**os.environ, "HYPERLAB_HOME": str(hyperlab_home)}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hyperlab",
+            "run",
+            str(config(project, space, max_trials=4)),
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        body = None
+        while time.monotonic() < deadline and body is None:
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/api/v1/nni/check-status", timeout=2
+                ) as response:
+                    body = json.loads(response.read())
+            except OSError:
+                time.sleep(0.1)
+        assert body is not None, "the API never answered"
+        assert body["status"] in ("RUNNING", "NO_MORE_TRIAL", "DONE")
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/api/v1/experiments", timeout=2
+        ) as response:
+            (listed,) = json.loads(response.read())
+        assert listed["name"] == "cli-test"
+    finally:
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert f"127.0.0.1:{port}" in err

@@ -87,6 +87,7 @@ class Driver:
     ) -> None:
         self.store = store
         self.id = record.id
+        self.config = dict(record.config)
         self.trial_seed = TrialSeeds(record.seed)
         self.options = options
         self.tuner = tuner
@@ -411,11 +412,14 @@ class Driver:
             value = payload.get("value")
             if not is_finite_number(value) or value <= 0:
                 return f"error: {kind} needs a positive number, got {value!r}"
+            field = kind.removeprefix("set_")
             if kind == "set_concurrency":
-                self.executor.concurrency = int(value)
+                value = self.executor.concurrency = int(value)
             elif kind == "set_max_trials":
-                self.max_trials = int(value)
+                value = self.max_trials = int(value)
             else:
-                self.max_duration = float(value)
+                value = self.max_duration = float(value)
+            self.config[field] = value  # so readers (ls, show, the API) see the new value
+            self.store.update_experiment(self.id, config=dict(self.config))
             return "ok"
         return f"error: unknown control {kind!r}"

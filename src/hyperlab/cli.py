@@ -47,6 +47,10 @@ def _parser() -> argparse.ArgumentParser:
     resume = commands.add_parser("resume", help="continue a stopped or crashed experiment")
     resume.add_argument("id")
     resume.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
+    for sub in (run, resume):
+        sub.add_argument(
+            "--port", type=int, help="serve the REST API (and NNI's) on this port while it runs"
+        )
     stop = commands.add_parser("stop", help="stop a running experiment (trials: USER_CANCELED)")
     stop.add_argument("id")
     commands.add_parser("ls", help="list experiments")
@@ -100,6 +104,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.detach:
         return _detach(experiment, args)
     print(f"experiment {experiment.id}", file=sys.stderr)
+    server = _serve(args, experiment.store, experiment.save())
     try:
         result = experiment.run()
     except KeyboardInterrupt:
@@ -109,7 +114,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
+    finally:
+        if server is not None:
+            server.stop()
     return _summary(result)
+
+
+def _serve(args: argparse.Namespace, store: Any, experiment_id: str) -> Any:
+    """Start the REST API for ``--port`` (None without it)."""
+    if args.port is None:
+        return None
+    from hyperlab.server import serve_in_background
+
+    try:
+        server = serve_in_background(store, args.port, experiment_id=experiment_id)
+    except ImportError as exc:  # fastapi/uvicorn are the `server` extra
+        raise ConfigError(f"--port: {exc}") from None
+    print(
+        f"REST API: {server.url}/api/v1/experiments/{experiment_id} (docs: {server.url}/docs)",
+        file=sys.stderr,
+    )
+    return server
 
 
 def _detach(experiment: Any, args: argparse.Namespace) -> int:
@@ -120,6 +145,8 @@ def _detach(experiment: Any, args: argparse.Namespace) -> int:
     if args.storage:
         command += ["--storage", args.storage]
     command += ["resume", experiment_id, "--quiet"]
+    if args.port is not None:
+        command += ["--port", str(args.port)]
     with open(folder / "driver.log", "ab") as log:
         subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
@@ -132,7 +159,16 @@ def _detach(experiment: Any, args: argparse.Namespace) -> int:
 def _cmd_resume(args: argparse.Namespace) -> int:
     import hyperlab
 
-    result = hyperlab.resume(args.id, storage=args.storage, progress=False if args.quiet else None)
+    store = _store(args)
+    store.get_experiment(args.id)  # an unknown id fails before a server starts
+    server = _serve(args, store, args.id)
+    try:
+        result = hyperlab.resume(
+            args.id, storage=args.storage, progress=False if args.quiet else None
+        )
+    finally:
+        if server is not None:
+            server.stop()
     return _summary(result, quiet=args.quiet)
 
 

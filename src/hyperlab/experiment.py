@@ -221,6 +221,11 @@ class Experiment:
         return self._store.get_experiment(self.id).status
 
     @property
+    def store(self) -> Store:
+        """The store this experiment is recorded in."""
+        return self._store
+
+    @property
     def folder(self) -> Path:
         """The experiment's folder: driver log, config, and ``trials/<number>/``."""
         return experiment_folder(self._record, memory=self._store.url == "sqlite://")

@@ -1,0 +1,284 @@
+"""The JSON shapes of the REST API: pydantic models for responses and request bodies.
+
+hyperlab's own routes use snake_case names and seconds since the epoch; the NNI-compatible
+routes (``/api/v1/nni/...``) use NNI's camelCase names and milliseconds, as NNI's manager
+sends them. Responses are built from the store's immutable records by the ``from_*`` helpers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+
+from hyperlab.config import parse_duration
+from hyperlab.store import Control, ExperimentSummary, TrialEvent
+from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
+
+__all__ = [
+    "BestTrialOut",
+    "ControlOut",
+    "ControlsAccepted",
+    "ExperimentOut",
+    "ExperimentPatch",
+    "ExperimentSummaryOut",
+    "NniExperimentProfile",
+    "NniJobStatistics",
+    "NniMetricData",
+    "NniStatus",
+    "NniTrialJob",
+    "ReportOut",
+    "TrialDetailOut",
+    "TrialEventOut",
+    "TrialOut",
+]
+
+
+# ---- hyperlab's own routes ----------------------------------------------------------------
+
+
+class ExperimentSummaryOut(BaseModel):
+    """One experiment in ``GET /api/v1/experiments`` (what ``hyperlab ls`` shows)."""
+
+    id: str
+    name: str | None
+    status: ExperimentStatus
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    n_trials: int = Field(description="All trials.")
+    n_finished: int = Field(description="Trials in a finished status.")
+    n_failed: int
+    n_running: int
+    best_value: float | None = Field(description="Best value of the succeeded trials.")
+    max_trials: int | None
+
+    @classmethod
+    def from_summary(cls, summary: ExperimentSummary) -> ExperimentSummaryOut:
+        """The response for one ``ExperimentSummary``."""
+        return cls(**{name: getattr(summary, name) for name in cls.model_fields})
+
+
+class BestTrialOut(BaseModel):
+    """The best succeeded trial of an experiment."""
+
+    number: int
+    value: float
+    params: dict[str, Any]
+
+
+class ExperimentOut(BaseModel):
+    """``GET /api/v1/experiments/{id}``: the stored record, trial counts and the best trial."""
+
+    id: str
+    name: str | None
+    status: ExperimentStatus
+    config: dict[str, Any] = Field(description="The options as given (metric, mode, budget...).")
+    space: dict[str, Any] = Field(description="The search space in NNI's JSON format.")
+    seed: int
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    error: str | None
+    driver_host: str | None
+    driver_pid: int | None
+    heartbeat_at: float | None
+    driver_alive: bool = Field(description="A driver runs it now, so it accepts controls.")
+    n_trials: int
+    counts: dict[TrialStatus, int] = Field(description="Number of trials in each status.")
+    best: BestTrialOut | None
+
+
+class ReportOut(BaseModel):
+    """One intermediate report of a trial."""
+
+    step: int
+    metrics: dict[str, Any]
+    time: float
+    attempt: int
+
+    @classmethod
+    def from_report(cls, report: Report) -> ReportOut:
+        """The response for one ``Report``."""
+        return cls(
+            step=report.step, metrics=report.metrics, time=report.time, attempt=report.attempt
+        )
+
+
+class TrialEventOut(BaseModel):
+    """One status change of a trial."""
+
+    attempt: int
+    status: TrialStatus
+    time: float
+
+
+class TrialOut(BaseModel):
+    """One trial in ``GET /api/v1/experiments/{id}/trials``."""
+
+    id: str = Field(description="<experiment id>-<number>; NNI's trialJobId.")
+    experiment_id: str
+    number: int
+    params: dict[str, Any]
+    status: TrialStatus
+    attempt: int
+    value: float | None
+    metrics: dict[str, Any]
+    error: str | None
+    seed: int | None
+    created_at: float | None
+    started_at: float | None
+    finished_at: float | None
+    duration: float | None
+    reports: list[ReportOut] | None = Field(
+        default=None, description="Intermediate reports, when asked for."
+    )
+
+    @classmethod
+    def from_trial(cls, trial: Trial, *, reports: bool) -> TrialOut:
+        """The response for one ``Trial``; ``reports`` attaches its reports."""
+        return cls(
+            id=trial.id,
+            experiment_id=trial.experiment_id,
+            number=trial.number,
+            params=trial.params,
+            status=trial.status,
+            attempt=trial.attempt,
+            value=trial.value,
+            metrics=trial.metrics,
+            error=trial.error,
+            seed=trial.seed,
+            created_at=trial.created_at,
+            started_at=trial.started_at,
+            finished_at=trial.finished_at,
+            duration=trial.duration,
+            reports=[ReportOut.from_report(r) for r in trial.reports] if reports else None,
+        )
+
+
+class TrialDetailOut(TrialOut):
+    """``GET /api/v1/experiments/{id}/trials/{number}``: a trial, its reports and status changes."""
+
+    reports: list[ReportOut]
+    events: list[TrialEventOut]
+
+    @classmethod
+    def from_records(cls, trial: Trial, events: list[TrialEvent]) -> TrialDetailOut:
+        """The response for a trial and its status changes."""
+        base = TrialOut.from_trial(trial, reports=True).model_dump()
+        changes = [TrialEventOut(attempt=e.attempt, status=e.status, time=e.time) for e in events]
+        return cls(**base, events=changes)
+
+
+class ControlOut(BaseModel):
+    """A control request and, once the driver applied it, its outcome."""
+
+    id: int
+    experiment_id: str
+    kind: str = Field(description="stop, kill_trial, set_concurrency, set_max_trials...")
+    payload: dict[str, Any]
+    created_at: float
+    applied_at: float | None
+    outcome: str | None = Field(description='"ok" or "error: ..." once applied.')
+    state: Literal["pending", "ok", "error"]
+
+    @classmethod
+    def from_control(cls, control: Control) -> ControlOut:
+        """The response for one ``Control``."""
+        if control.applied_at is None:
+            state: Literal["pending", "ok", "error"] = "pending"
+        else:
+            state = "ok" if control.outcome == "ok" else "error"
+        return cls(
+            id=control.id,
+            experiment_id=control.experiment_id,
+            kind=control.kind,
+            payload=control.payload,
+            created_at=control.created_at,
+            applied_at=control.applied_at,
+            outcome=control.outcome,
+            state=state,
+        )
+
+
+class ControlsAccepted(BaseModel):
+    """202: the control requests were queued; follow them at ``GET /api/v1/controls/{id}``."""
+
+    experiment_id: str
+    control_ids: list[int]
+    controls: list[ControlOut]
+
+
+class ExperimentPatch(BaseModel):
+    """``PATCH /api/v1/experiments/{id}``: new values for a running experiment.
+
+    Each field given becomes one control request to the driver.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: StrictInt | None = Field(default=None, gt=0, description="Trials at once.")
+    max_trials: StrictInt | None = Field(default=None, gt=0, description="Trials to create.")
+    max_duration: float | str | None = Field(
+        default=None, description="Seconds, or a string like '90s', '30m', '2h', '1d'."
+    )
+
+    @field_validator("max_duration", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> float | None:
+        return parse_duration(value, "max_duration")
+
+
+# ---- NNI's shapes -----------------------------------------------------------------------
+
+
+class NniStatus(BaseModel):
+    """NNI's ``NNIManagerStatus``."""
+
+    status: str = Field(description="INITIALIZED, RUNNING, STOPPING, STOPPED, DONE...")
+    errors: list[str]
+
+
+class NniExperimentProfile(BaseModel):
+    """NNI's ``ExperimentProfile``: times in milliseconds, ``execDuration`` in seconds."""
+
+    id: str
+    params: dict[str, Any] = Field(description="The config in NNI's v2 field names.")
+    execDuration: int
+    logDir: str
+    startTime: int | None = None
+    endTime: int | None = None
+    nextSequenceId: int
+    revision: int
+
+
+class NniMetricData(BaseModel):
+    """NNI's ``MetricDataRecord``; ``data`` is a JSON text of a JSON text, as NNI stores it."""
+
+    timestamp: int
+    trialJobId: str
+    parameterId: str
+    type: Literal["PERIODICAL", "FINAL"]
+    sequence: int
+    data: str
+
+
+class NniTrialJob(BaseModel):
+    """NNI's ``TrialJobInfo``; ``hyperParameters`` holds JSON texts."""
+
+    trialJobId: str
+    sequenceId: int
+    status: TrialStatus
+    startTime: int | None = None
+    endTime: int | None = None
+    hyperParameters: list[str]
+    logPath: str
+    finalMetricData: list[NniMetricData] | None = None
+    stderrPath: str | None = None
+
+
+class NniJobStatistics(BaseModel):
+    """NNI's ``TrialJobStatistics``: how many trials are in one status."""
+
+    trialJobStatus: TrialStatus
+    trialJobNumber: int
