@@ -9,6 +9,8 @@ otherwise, so readers never take the write lock.
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from typing import Any
 
 from sqlalchemy import create_engine, event
@@ -70,6 +72,25 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(cause).__name__}: {first}"
 
 
+def _enable_wal(cursor: Any) -> None:
+    """Switch the file to WAL, retrying while another connection holds it.
+
+    Changing the journal mode needs the file to itself, and SQLite answers "database is
+    locked" at once, without its busy handler, when several processes open a new file together.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
 def _setup_sqlite(engine: Engine, *, wal: bool) -> None:
     timeout_ms = int(BUSY_TIMEOUT_S * 1000)
 
@@ -80,7 +101,7 @@ def _setup_sqlite(engine: Engine, *, wal: bool) -> None:
         try:
             cursor.execute(f"PRAGMA busy_timeout = {timeout_ms}")
             if wal:
-                cursor.execute("PRAGMA journal_mode = WAL")
+                _enable_wal(cursor)
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
         finally:
