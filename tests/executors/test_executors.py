@@ -98,7 +98,7 @@ def test_concurrency_is_respected(executor):
     start = time.monotonic()
     result = hyperlab.run(
         objectives.sleep_for,
-        {"sleep": hs.choice(0.4)},
+        {"sleep": hs.choice(1.5)},
         max_trials=4,
         executor=executor,
         concurrency=4,
