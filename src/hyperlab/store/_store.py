@@ -17,13 +17,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sqlalchemy import bindparam, delete, insert, select
+from sqlalchemy import Text, bindparam, cast, delete, insert, select
 from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError, TrialNotFound
 from hyperlab.store._buffer import WriteBuffer
-from hyperlab.store._codec import dumps
+from hyperlab.store._codec import dumps, loads
 from hyperlab.store._engine import WRITE, create_store_engine, describe_error
 from hyperlab.store._queries import LIST_EXPERIMENTS, summary_from_row
 from hyperlab.store._records import Control, ExperimentRecord, ExperimentSummary, TrialEvent
@@ -298,7 +298,7 @@ class Store:
         Raises:
             ExperimentNotFound: when there is no such experiment.
         """
-        query = select(trials).where(trials.c.experiment_id == experiment_id)
+        query = select(*_TRIAL_COLUMNS).where(trials.c.experiment_id == experiment_id)
         with self._read() as conn:
             rows = conn.execute(query.order_by(trials.c.number)).all()
             if not rows and not _exists(conn, experiment_id):
@@ -313,7 +313,7 @@ class Store:
             ExperimentNotFound: when there is no such experiment.
             TrialNotFound: when the experiment has no trial ``number``.
         """
-        query = select(trials).where(
+        query = select(*_TRIAL_COLUMNS).where(
             trials.c.experiment_id == experiment_id, trials.c.number == number
         )
         with self._read() as conn:
@@ -462,19 +462,52 @@ def _exists(conn: Connection, experiment_id: str) -> bool:
     return conn.execute(query).first() is not None
 
 
+# The trial columns in ``Trial``'s field order; JSON is read as text and decoded by
+# ``_trial_from_row`` (cheaper than SQLAlchemy's JSON type, on the path that loads results).
+_TRIAL_COLUMNS = (
+    trials.c.experiment_id,
+    trials.c.number,
+    cast(trials.c.params, Text).label("params"),
+    trials.c.status,
+    trials.c.attempt,
+    trials.c.value,
+    cast(trials.c.metrics, Text).label("metrics"),
+    trials.c.error,
+    trials.c.seed,
+    trials.c.created_at,
+    trials.c.started_at,
+    trials.c.finished_at,
+)
+_STATUSES = {status.value: status for status in TrialStatus}
+
+
 def _trial_from_row(row: Row[Any], trial_reports: tuple[Report, ...]) -> Trial:
+    (
+        experiment_id,
+        number,
+        params,
+        status,
+        attempt,
+        value,
+        metrics,
+        error,
+        seed,
+        created,
+        started,
+        finished,
+    ) = row
     return Trial(
-        experiment_id=row.experiment_id,
-        number=row.number,
-        params=row.params,
-        status=TrialStatus(row.status),
-        attempt=row.attempt,
-        value=row.value,
-        metrics=row.metrics,
-        reports=trial_reports,
-        error=row.error,
-        seed=row.seed,
-        created_at=row.created_at,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
+        experiment_id,
+        number,
+        loads(params),
+        _STATUSES[status],
+        attempt,
+        value,
+        loads(metrics),
+        trial_reports,
+        error,
+        seed,
+        created,
+        started,
+        finished,
     )
