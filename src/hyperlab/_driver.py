@@ -223,7 +223,8 @@ class Driver:
 
     def _submit_more(self) -> None:
         specs = []
-        while self.executor.free_slots > len(specs) and not self._no_more():
+        free = self.executor.free_slots
+        while free > len(specs) and not self._no_more():
             trial = self.requeue.popleft() if self.requeue else self._new_trial()
             if trial is None:
                 break
@@ -250,7 +251,19 @@ class Driver:
             self.exhausted = True
             return None
         self.next_number += 1
-        return Trial(self.id, number, params, seed=self.trial_seed(number), created_at=self.clock())
+        return Trial(
+            self.id,
+            number,
+            params,
+            TrialStatus.WAITING,
+            1,
+            None,
+            {},
+            (),
+            None,
+            self.trial_seed(number),
+            self.clock(),
+        )
 
     def _spec(self, trial: Trial) -> TrialSpec:
         return TrialSpec(
