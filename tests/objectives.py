@@ -70,3 +70,14 @@ def whoami(params):
 def fifty_ms_with_pid(params):
     time.sleep(0.05)
     return {"default": (params["x"] - 0.3) ** 2, "pid": os.getpid()}
+
+
+def check_own_row(params):
+    """Looks itself up in the store (a test of write-ahead; trials never do this otherwise)."""
+    from hyperlab.reporting import current
+    from hyperlab.store import Store
+
+    ctx_id = current().trial_id
+    experiment_id, number = ctx_id.rsplit("-", 1)
+    row = Store.open(os.environ["HYPERLAB_TEST_URL"]).get_trial(experiment_id, int(number))
+    return {"default": 0.0, "found": row.params == params, "status": str(row.status)}

@@ -12,6 +12,7 @@ import hyperlab
 from hyperlab import TrialStatus
 from hyperlab import space as hs
 from tests import objectives
+from tests.conftest import POSTGRES_URL
 
 EXECUTORS = ["inprocess", "threads", "processes"]
 
@@ -243,3 +244,23 @@ def test_closures_and_lambdas_run_in_processes():
         progress=False,
     )
     assert sorted(t.value for t in result.trials) == [4.0, 5.0]
+
+
+@pytest.mark.parametrize(
+    "storage", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def test_trial_row_is_committed_before_a_worker_process_runs_it(tmp_path, monkeypatch, storage):
+    url = POSTGRES_URL if storage == "postgres" else f"sqlite:///{tmp_path / 'wal.db'}"
+    monkeypatch.setenv("HYPERLAB_TEST_URL", url)
+    result = hyperlab.run(
+        objectives.check_own_row,
+        {"x": hs.uniform(0, 1)},
+        max_trials=6,
+        executor="processes",
+        concurrency=2,
+        storage=url,
+        progress=False,
+    )
+    assert all(t.status is TrialStatus.SUCCEEDED for t in result.trials), result.trials[0].error
+    assert all(t.metrics["found"] is True for t in result.trials)
+    assert {t.metrics["status"] for t in result.trials} <= {"WAITING", "RUNNING"}
