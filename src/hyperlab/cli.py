@@ -323,7 +323,7 @@ def _cmd_trials(args: argparse.Namespace) -> int:
 
 
 def _cmd_logs(args: argparse.Namespace) -> int:
-    from hyperlab.experiment import experiment_folder
+    from hyperlab._setup import experiment_folder
 
     store = _store(args)
     record = store.get_experiment(args.id)
@@ -387,7 +387,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_rm(args: argparse.Namespace) -> int:
-    from hyperlab.experiment import check_not_running, experiment_folder
+    from hyperlab._setup import check_not_running, experiment_folder
 
     store = _store(args)
     record = store.get_experiment(args.id)

@@ -1,0 +1,172 @@
+"""Building an experiment's parts: budget, executor, devices, ids, seeds, folders, objectives.
+
+Helpers of ``hyperlab.experiment`` (and of the command line), kept apart so that module holds
+only the API.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import secrets
+import socket
+import string
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import cloudpickle
+import numpy as np
+
+from hyperlab._driver import HEARTBEAT_INTERVAL
+from hyperlab._paths import experiment_dir
+from hyperlab.config import ExperimentConfig, ExperimentOptions, GpuConfig
+from hyperlab.errors import ConfigError, ExperimentNotFound
+from hyperlab.executors import CommandTrial
+from hyperlab.executors.base import Executor, create_executor
+from hyperlab.executors.devices import DevicePool, detect_gpus
+from hyperlab.store import ExperimentRecord, Store
+from hyperlab.tuners.base import Tuner
+
+_ID_ALPHABET = string.ascii_lowercase + string.digits
+
+
+def with_budget(options: ExperimentOptions, tuner: Tuner) -> ExperimentOptions:
+    """The options with ``max_trials`` capped by a finite tuner; ConfigError without budget."""
+    limit = tuner.budget()
+    if limit is not None and (options.max_trials is None or options.max_trials > limit):
+        return options.model_copy(update={"max_trials": limit})
+    if options.max_trials is None and options.max_duration is None:
+        raise ConfigError(
+            f"budget: the {options.tuner!r} tuner never runs out of proposals, so give a budget: "
+            "max_trials=N and/or max_duration (seconds or '30m', '2h')"
+        )
+    return options
+
+
+def make_executor(options: ExperimentOptions, objective: Callable[..., Any]) -> Executor:
+    return create_executor(
+        options.executor,
+        objective,
+        concurrency=options.concurrency,
+        trial_timeout=options.trial_timeout,
+        devices=device_pool(options.gpus),
+    )
+
+
+def experiment_folder(record: ExperimentRecord, *, memory: bool = False) -> Path:
+    """Where an experiment keeps its files: ``working_dir/<id>`` or the home's folder."""
+    working_dir = record.config.get("working_dir")
+    if working_dir:
+        return Path(working_dir) / record.id
+    return experiment_dir(record.id, memory=memory)
+
+
+def trial_objective(config: ExperimentConfig) -> Any:
+    """What the config's trial runs: a ``CommandTrial`` or the imported function."""
+    trial = config.trial
+    if trial.command is not None:
+        return CommandTrial(trial.command, code_dir=trial.code_dir, env=dict(config.env))
+    if config.env:
+        raise ConfigError(
+            "env: extra environment variables apply to command trials; a function trial "
+            "can set os.environ itself"
+        )
+    module_name, _, attr = trial.function.partition(":")
+    if trial.code_dir not in sys.path:
+        sys.path.insert(0, trial.code_dir)
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"trial.function: cannot import {trial.function!r} from {trial.code_dir!r}: {exc}"
+        ) from None
+    return target
+
+
+def device_pool(gpus: GpuConfig | None) -> DevicePool | None:
+    """The ``DevicePool`` for the ``gpus`` option; ``"auto"`` asks ``nvidia-smi``."""
+    if gpus is None:
+        return None
+    indices = gpus.indices
+    if indices == "auto":
+        indices = detect_gpus()
+        if not indices:
+            raise ConfigError(
+                "gpus.indices: 'auto' found no GPU (nvidia-smi is missing or lists none); "
+                "give the indices explicitly or remove `gpus`"
+            )
+    return DevicePool(indices, per_trial=gpus.per_trial, max_trials_per_gpu=gpus.max_trials_per_gpu)
+
+
+def new_id(store: Store) -> str:
+    while True:
+        candidate = "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
+        try:
+            store.get_experiment(candidate)
+        except ExperimentNotFound:
+            return candidate
+
+
+def random_seed() -> int:
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def reference(objective: Callable[..., Any]) -> str | None:
+    if isinstance(objective, CommandTrial):
+        return f"command: {objective.command} (in {objective.code_dir or '.'})"
+    module = getattr(objective, "__module__", None)
+    qualname = getattr(objective, "__qualname__", None)
+    return f"{module}:{qualname}" if module and qualname else None
+
+
+def try_pickle(objective: Callable[..., Any]) -> bytes | None:
+    try:
+        return cloudpickle.dumps(objective)
+    except Exception:  # resume will then need the objective passed in
+        return None
+
+
+def load_objective(record: ExperimentRecord) -> Callable[..., Any]:
+    ref = record.config.get("objective_ref")
+    if record.objective is None:
+        raise ConfigError(
+            f"objective: experiment {record.id}'s objective ({ref}) could not be stored; "
+            "pass it: hyperlab.resume(id, objective=fn)"
+        )
+    try:
+        return cloudpickle.loads(record.objective)
+    except Exception as exc:
+        raise ConfigError(
+            f"objective: experiment {record.id}'s stored objective ({ref}) cannot be loaded here "
+            f"({type(exc).__name__}: {exc}); pass it: hyperlab.resume(id, objective=fn)"
+        ) from None
+
+
+def check_not_running(record: ExperimentRecord) -> None:
+    """ConfigError if the experiment's driver is still alive somewhere."""
+    if record.status.is_finished() or record.driver_pid is None:
+        return
+    if record.driver_host == socket.gethostname():
+        if record.driver_pid == os.getpid():
+            return
+        try:
+            os.kill(record.driver_pid, 0)
+        except ProcessLookupError:
+            return
+        except PermissionError:  # alive, but another user's
+            pass
+        raise ConfigError(
+            f"experiment {record.id} is still running (driver pid {record.driver_pid}); "
+            f"stop it first: hyperlab stop {record.id}"
+        )
+    beat = record.heartbeat_at or 0.0
+    if time.time() - beat < 3 * HEARTBEAT_INTERVAL:
+        raise ConfigError(
+            f"experiment {record.id} is still running on {record.driver_host} "
+            f"(pid {record.driver_pid}); stop it first: hyperlab stop {record.id}"
+        )
