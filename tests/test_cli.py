@@ -254,6 +254,6 @@ def test_run_with_port_serves_the_rest_api_while_it_runs(project, hyperlab_home)
             (listed,) = json.loads(response.read())
         assert listed["name"] == "cli-test"
     finally:
-        out, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert f"127.0.0.1:{port}" in err

@@ -12,12 +12,13 @@ from hyperlab.trial import Trial, TrialStatus
 from hyperlab.tuners import create_tuner, tuner_class, tuner_names
 
 SPACE = hs.SearchSpace({"x": hs.uniform(-1, 1), "n": hs.randint(0, 4), "c": hs.choice("a", "b")})
-SEQUENTIAL = ["random", "grid"]
+SEQUENTIAL = ["random", "grid", "tpe", "anneal", "evolution", "gp"]  # cmaes: no choices
 
 
 def grid_space():
-    return hs.SearchSpace({"n": hs.randint(0, 3), "c": hs.choice("a", "b"),
-                           "q": hs.quniform(0, 1, 0.5)})
+    return hs.SearchSpace(
+        {"n": hs.randint(0, 3), "c": hs.choice("a", "b"), "q": hs.quniform(0, 1, 0.5)}
+    )
 
 
 def drive(tuner, n, objective):
@@ -28,8 +29,9 @@ def drive(tuner, n, objective):
         if params is None:
             break
         proposals.append(params)
-        tuner.observe(Trial("e", number, params, status=TrialStatus.SUCCEEDED,
-                            value=objective(params)))
+        tuner.observe(
+            Trial("e", number, params, status=TrialStatus.SUCCEEDED, value=objective(params))
+        )
     return proposals
 
 
@@ -74,16 +76,18 @@ def test_grid_experiment_ends_done_after_the_last_point():
         seen.append(params)
         return 0.0
 
-    exp = hyperlab.Experiment(objective, grid_space(), tuner="GridSearch", storage=":memory:",
-                              progress=False)
+    exp = hyperlab.Experiment(
+        objective, grid_space(), tuner="GridSearch", storage=":memory:", progress=False
+    )
     result = exp.run()
     assert len(seen) == 18 and len(result.trials) == 18
     assert result.status is ExperimentStatus.DONE
 
 
 def test_grid_with_max_trials_stops_early():
-    result = hyperlab.run(lambda p: 0.0, grid_space(), tuner="grid", max_trials=4,
-                          storage=":memory:", progress=False)
+    result = hyperlab.run(
+        lambda p: 0.0, grid_space(), tuner="grid", max_trials=4, storage=":memory:", progress=False
+    )
     assert len(result.trials) == 4
 
 
@@ -105,8 +109,15 @@ def test_grid_passes_through_no_more_trial_before_done():
         time.sleep(0.6)
         return 0.0
 
-    exp = hyperlab.Experiment(objective, {"i": hs.choice(0, 1)}, tuner="grid", executor="threads",
-                              concurrency=2, storage=":memory:", progress=False)
+    exp = hyperlab.Experiment(
+        objective,
+        {"i": hs.choice(0, 1)},
+        tuner="grid",
+        executor="threads",
+        concurrency=2,
+        storage=":memory:",
+        progress=False,
+    )
     exp.start()
     seen = set()
     deadline = time.monotonic() + 10

@@ -125,10 +125,7 @@ class WriteBuffer:
             metrics_json = dumps(metrics) if metrics else "{}"
         else:
             params_json = last[3] if last[2] is params else dumps(params)
-            if last[4] is metrics:
-                metrics_json = last[5]
-            else:
-                metrics_json = dumps(metrics) if metrics else "{}"
+            metrics_json = last[5] if last[4] is metrics else (dumps(metrics) if metrics else "{}")
         value = trial.value
         if value is not None:
             value = float(value)

@@ -49,7 +49,7 @@ class Tuner(ABC):
         """How many trials this tuner can propose at most; None when it never runs out."""
         return None
 
-    def observe(self, trial: Trial) -> None:
+    def observe(self, trial: Trial) -> None:  # noqa: B027  (an optional hook, not abstract)
         """Learn from a finished trial (any final status; ``trial.value`` set if it succeeded)."""
 
     def rng(self, *key: int) -> np.random.Generator:
@@ -60,8 +60,20 @@ class Tuner(ABC):
 _REGISTRY: dict[str, str | type[Tuner]] = {
     "random": "hyperlab.tuners._random:RandomTuner",
     "grid": "hyperlab.tuners._grid:GridTuner",
+    "tpe": "hyperlab.tuners._tpe:TPETuner",
+    "anneal": "hyperlab.tuners._anneal:AnnealTuner",
+    "evolution": "hyperlab.tuners._evolution:EvolutionTuner",
+    "gp": "hyperlab.tuners._gp:GPTuner",
+    "cmaes": "hyperlab.tuners._cmaes:CMAESTuner",
 }
-_ALIASES: dict[str, str] = {"Random": "random", "GridSearch": "grid"}
+_ALIASES: dict[str, str] = {
+    "Random": "random",
+    "GridSearch": "grid",
+    "TPE": "tpe",
+    "Anneal": "anneal",
+    "Evolution": "evolution",
+    "GPTuner": "gp",
+}
 
 
 def register_tuner(name: str, cls: type[Tuner] | str, *, aliases: tuple[str, ...] = ()) -> None:

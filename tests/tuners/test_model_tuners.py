@@ -1,0 +1,163 @@
+"""Anneal, evolution, GP and CMA-ES: reproducibility, replay, mode, concurrency, errors, quality."""
+
+from __future__ import annotations
+
+import pytest
+
+from hyperlab import space as hs
+from hyperlab.errors import SearchSpaceError
+from hyperlab.trial import Trial, TrialStatus
+from hyperlab.tuners import create_tuner, tuner_class
+
+MIXED = hs.SearchSpace(
+    {
+        "x": hs.uniform(-1, 1),
+        "lr": hs.loguniform(1e-4, 1),
+        "n": hs.randint(0, 5),
+        "q": hs.qnormal(0, 2, 0.5),
+        "layer": hs.choice({"_name": "conv", "k": hs.randint(1, 4)}, {"_name": "skip"}, "plain"),
+    }
+)
+NUMERIC = hs.SearchSpace(
+    {"x": hs.uniform(-1, 1), "lr": hs.loguniform(1e-4, 1), "n": hs.randint(0, 5)}
+)
+FINITE_NUMERIC = hs.SearchSpace({"a": hs.randint(0, 3), "b": hs.quniform(0, 2, 1)})  # 9 points
+FINITE_MIXED = hs.SearchSpace({"a": hs.randint(0, 3), "c": hs.choice("u", "v", "w")})  # 9 points
+
+# name -> (space, args making the model start early)
+TUNERS = {
+    "anneal": (MIXED, {"n_startup_trials": 2}),
+    "evolution": (MIXED, {"population_size": 4}),
+    "gp": (MIXED, {"n_startup_trials": 4, "n_candidates": 200, "n_refine": 1}),
+    "cmaes": (NUMERIC, {"popsize": 4}),
+}
+
+
+def loss(p):
+    layer = p.get("layer", "plain")
+    if isinstance(layer, dict):
+        extra = 0.1 * layer["k"] if layer["_name"] == "conv" else 0.5
+    else:
+        extra = 1.0
+    return (p["x"] - 0.2) ** 2 + abs(p["n"] - 2) / 4 + (p["lr"] - 0.01) ** 2 + extra
+
+
+def finish(tuner, number, params, value):
+    tuner.observe(Trial("e", number, params, status=TrialStatus.SUCCEEDED, value=value))
+
+
+def drive(tuner, n, objective, start=0):
+    out = []
+    for number in range(start, start + n):
+        params = tuner.suggest(number)
+        out.append(params)
+        finish(tuner, number, params, objective(params))
+    return out
+
+
+def make(name, seed=0, mode="min", space=None, **extra):
+    default_space, args = TUNERS[name]
+    return create_tuner(name, space or default_space, mode=mode, seed=seed, args={**args, **extra})
+
+
+@pytest.mark.parametrize("name", TUNERS)
+def test_same_seed_same_proposals_and_replay_gives_the_same_next(name):
+    n = 9
+    a = drive(make(name, seed=4), n, loss)
+    assert a == drive(make(name, seed=4), n, loss)
+    assert a != drive(make(name, seed=5), n, loss)
+    replayed = make(name, seed=4)
+    for number, params in enumerate(a[:-1]):
+        finish(replayed, number, params, loss(params))
+    assert replayed.suggest(n - 1) == a[-1]
+
+
+@pytest.mark.parametrize("name", TUNERS)
+def test_mode_max_proposes_what_min_proposes_for_the_negated_objective(name):
+    low = drive(make(name, seed=2), 12, loss)
+    high = drive(make(name, seed=2, mode="max"), 12, lambda p: -loss(p))
+    assert low == high
+
+
+@pytest.mark.parametrize("name", TUNERS)
+def test_concurrent_proposals_differ(name):
+    tuner = make(name, seed=1)
+    drive(tuner, 8, loss)
+    batch = [tuner.suggest(number) for number in range(8, 12)]
+    assert len({repr(sorted(p.items())) for p in batch}) == 4
+
+
+@pytest.mark.parametrize("name", TUNERS)
+def test_finite_space_is_never_proposed_twice_while_unseen_points_remain(name):
+    tuner = make(name, seed=3, space=FINITE_NUMERIC if name == "cmaes" else FINITE_MIXED)
+    seen = []
+    for start in (0, 3, 6):  # three batches of three running at once
+        batch = [(n, tuner.suggest(n)) for n in range(start, start + 3)]
+        for n, params in batch:
+            seen.append(repr(sorted(params.items())))
+            finish(tuner, n, params, float(params["a"]))
+    assert len(set(seen)) == 9
+
+
+@pytest.mark.parametrize("name", TUNERS)
+def test_failed_and_stopped_trials_are_tolerated(name):
+    tuner = make(name, seed=0)
+    for number in range(10):
+        params = tuner.suggest(number)
+        status = TrialStatus.FAILED if number % 3 == 1 else TrialStatus.SUCCEEDED
+        if number % 5 == 4:
+            status = TrialStatus.EARLY_STOPPED
+        value = loss(params) if status is TrialStatus.SUCCEEDED else None
+        tuner.observe(Trial("e", number, params, status=status, value=value))
+    assert isinstance(tuner.suggest(10), dict)
+
+
+def test_cmaes_rejects_a_choice_naming_it():
+    space = hs.SearchSpace({"x": hs.uniform(0, 1), "act": hs.choice("relu", "tanh")})
+    with pytest.raises(SearchSpaceError, match=r"^act: the cmaes tuner supports only numeric"):
+        create_tuner("cmaes", space, mode="min", seed=0)
+
+
+def test_gp_rejects_too_many_dimensions_naming_the_first_one_beyond():
+    space = hs.SearchSpace({f"x{i}": hs.uniform(0, 1) for i in range(5)})
+    with pytest.raises(SearchSpaceError, match=r"^x3: the gp tuner models at most max_dims=3"):
+        create_tuner("gp", space, mode="min", seed=0, args={"max_dims": 3})
+
+
+def test_evolution_keeps_its_population_size():
+    tuner = make("evolution", seed=0)
+    drive(tuner, 30, loss)
+    assert len(tuner.population) == 4
+
+
+def test_cmaes_converges_on_a_sphere():
+    space = hs.SearchSpace({f"x{i}": hs.uniform(-5, 5) for i in range(4)})
+
+    def sphere(p):
+        return sum((p[f"x{i}"] - 1) ** 2 for i in range(4))
+
+    best = min(map(sphere, drive(create_tuner("cmaes", space, mode="min", seed=0), 300, sphere)))
+    assert best < 1e-3
+
+
+def test_gp_beats_random_on_a_quadratic():
+    space = hs.SearchSpace({"x": hs.uniform(-5, 5), "y": hs.uniform(-5, 5)})
+
+    def f(p):
+        return (p["x"] - 1.5) ** 2 + (p["y"] + 2) ** 2
+
+    gp = min(map(f, drive(create_tuner("gp", space, mode="min", seed=0), 25, f)))
+    rnd = min(map(f, drive(create_tuner("random", space, mode="min", seed=0), 25, f)))
+    assert gp < 1e-2 < rnd
+
+
+def test_anneal_narrows_towards_the_optimum():
+    space = hs.SearchSpace({"x": hs.uniform(-5, 5)})
+    proposals = drive(create_tuner("anneal", space, mode="min", seed=0), 100, lambda p: p["x"] ** 2)
+    late = [abs(p["x"]) for p in proposals[80:]]
+    assert sorted(late)[10] < 0.5
+
+
+def test_nni_names_map_to_the_same_tuners():
+    for nni, ours in (("Anneal", "anneal"), ("Evolution", "evolution"), ("GPTuner", "gp")):
+        assert tuner_class(nni) is tuner_class(ours)
