@@ -276,3 +276,14 @@ def test_budget_and_concurrency_changes_reach_the_driver_and_the_stored_config(t
     assert outcomes[:2] == ["ok", "ok"] and outcomes[2].startswith("error: ")
     config = store.get_experiment(exp.id).config
     assert config["max_trials"] == 6 and config["concurrency"] == 3
+
+
+def test_result_reads_trials_lazily_and_best_agrees_either_way(tmp_path):
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    result = run(lambda p: (p["x"] - 0.5) ** 2, storage=url, max_trials=12, seed=3)
+    assert "trials" not in vars(result)  # nothing loaded yet
+    best_by_query = result.best_trial
+    loaded = hyperlab.load(result.experiment_id, storage=url)
+    assert len(loaded.trials) == 12
+    assert loaded.best_trial == best_by_query
+    assert best_by_query.value == min(t.value for t in loaded.trials)

@@ -470,6 +470,6 @@ def _result(store: Store, experiment_id: str) -> Result:
         status=record.status,
         mode=record.config.get("mode", "min"),
         metric=record.config.get("metric"),
-        trials=store.get_trials(experiment_id),
         error=record.error,
+        store=store,
     )

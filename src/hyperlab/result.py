@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hyperlab.trial import ExperimentStatus, Trial, TrialStatus
@@ -10,19 +11,23 @@ from hyperlab.trial import ExperimentStatus, Trial, TrialStatus
 if TYPE_CHECKING:
     import pandas
 
+    from hyperlab.store import Store
+
 __all__ = ["Result"]
 
 
 @dataclass(frozen=True)
 class Result:
-    """An experiment's trials and its best one.
+    """An experiment's trials and its best one, read from the store.
+
+    The trials are read when first used (an experiment may hold a great many), the best trial
+    by one query unless the trials are already loaded; both reflect the store at that moment.
 
     Attributes:
         experiment_id: The experiment's id.
         status: Its status when the result was read.
         mode: ``"min"`` or ``"max"``.
         metric: The objective's metric name, if one was given.
-        trials: Every trial in number order, with params, status, value, metrics and reports.
         error: Why the experiment ended in ERROR, if it did.
     """
 
@@ -30,12 +35,19 @@ class Result:
     status: ExperimentStatus
     mode: str
     metric: str | None
-    trials: list[Trial]
     error: str | None = None
+    store: Store | None = field(default=None, repr=False, compare=False)
 
-    @property
+    @functools.cached_property
+    def trials(self) -> list[Trial]:
+        """Every trial in number order, with params, status, value, metrics and reports."""
+        return [] if self.store is None else self.store.get_trials(self.experiment_id)
+
+    @functools.cached_property
     def best_trial(self) -> Trial | None:
         """The succeeded trial with the best value (the earliest among equals), or None."""
+        if "trials" not in self.__dict__ and self.store is not None:
+            return self.store.get_best_trial(self.experiment_id, self.mode)
         done = [t for t in self.trials if t.status is TrialStatus.SUCCEEDED and t.value is not None]
         if not done:
             return None

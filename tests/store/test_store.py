@@ -737,3 +737,25 @@ def test_two_processes_write_one_sqlite_file_without_lock_errors(tmp_path: Path)
         assert child.returncode == 0, stderr
         counts = {s.id: s.n_trials for s in store.list_experiments()}
     assert counts == {"child001": 400, "parent01": 400}
+
+
+def test_best_trial_per_mode_earliest_among_equals(store: Store) -> None:
+    store.create_experiment(record())
+    assert store.get_best_trial("exp00001") is None
+    for t in (
+        done(0, 0.5),
+        done(1, 0.2),
+        done(2, 0.9),
+        done(3, 0.2),
+        trial(4, status=TrialStatus.FAILED),
+        done(5, None),
+    ):
+        store.put_trial(t)
+    store.add_report("exp00001", 1, Report(0, {"loss": 0.3}, 1.0))
+    store.flush()
+    best = store.get_best_trial("exp00001", "min")
+    assert (best.number, best.value) == (1, 0.2)
+    assert [r.metrics for r in best.reports] == [{"loss": 0.3}]
+    assert store.get_best_trial("exp00001", "max").number == 2
+    with pytest.raises(ExperimentNotFound):
+        store.get_best_trial("nosuchid")

@@ -306,6 +306,32 @@ class Store:
             by_number = self._reports(conn, experiment_id, None) if reports and rows else {}
         return [_trial_from_row(row, by_number.get(row.number, ())) for row in rows]
 
+    def get_best_trial(self, experiment_id: str, mode: str = "min") -> Trial | None:
+        """The succeeded trial with the lowest (``mode="min"``) or highest value, with its
+        reports; the earliest among equals; None if no trial succeeded yet.
+
+        Raises:
+            ExperimentNotFound: when there is no such experiment.
+        """
+        value = trials.c.value.desc() if mode == "max" else trials.c.value.asc()
+        query = (
+            select(trials.c.number)
+            .where(
+                trials.c.experiment_id == experiment_id,
+                trials.c.status == TrialStatus.SUCCEEDED.value,
+                trials.c.value.is_not(None),
+            )
+            .order_by(value, trials.c.number)
+            .limit(1)
+        )
+        with self._read() as conn:
+            number = conn.execute(query).scalar()
+            if number is None:
+                if not _exists(conn, experiment_id):
+                    raise self._not_found(experiment_id)
+                return None
+        return self.get_trial(experiment_id, number)
+
     def get_trial(self, experiment_id: str, number: int) -> Trial:
         """One trial with its reports.
 
