@@ -15,7 +15,7 @@ import hyperlab
 from hyperlab import TrialStatus
 from hyperlab.store import Store
 from tests.conftest import POSTGRES_URL
-from tests.executors.test_executors import pid_alive
+from tests.executors.harness import pid_alive
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = """

@@ -13,21 +13,9 @@ from hyperlab import TrialStatus
 from hyperlab import space as hs
 from tests import objectives
 from tests.conftest import POSTGRES_URL
+from tests.executors.harness import pid_alive
 
 EXECUTORS = ["inprocess", "threads", "processes"]
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie still answers kill(0): look at its state
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def grid_run(objective, n, executor, **options):
