@@ -257,3 +257,53 @@ def test_run_with_port_serves_the_rest_api_while_it_runs(project, hyperlab_home)
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert f"127.0.0.1:{port}" in err
+
+
+def test_logs_follow_streams_a_running_trial_to_its_end(project, hyperlab_home):
+    space = {
+        "x": {"_type": "uniform", "_value": [0, 1]},
+        "steps": {"_type": "choice", "_value": [20]},
+        "sleep": {"_type": "choice", "_value": [0.05]},
+    }
+    started = cli(
+        "run",
+        str(config(project, space, max_trials=2, concurrency=1)),
+        "--detach",
+        home=hyperlab_home,
+    )
+    exp_id = started.stdout.strip()
+    followed = cli("logs", exp_id, "1", "--follow", home=hyperlab_home, timeout=60)
+    assert followed.returncode == 0, followed.stderr
+    assert followed.stdout.startswith("training with x=")
+    assert hyperlab.load(exp_id).trials[1].status is hyperlab.TrialStatus.SUCCEEDED
+
+
+def test_home_option_chooses_the_store(project, tmp_path, hyperlab_home):
+    other = tmp_path / "other-home"
+    space = {"x": {"_type": "uniform", "_value": [0, 1]}}
+    assert (
+        cli(
+            "--home",
+            str(other),
+            "run",
+            str(config(project, space, max_trials=1)),
+            home=hyperlab_home,
+        ).returncode
+        == 0
+    )
+    assert (other / "hyperlab.db").is_file()
+    assert "cli-test" in cli("--home", str(other), "ls", home=hyperlab_home).stdout
+    assert "cli-test" not in cli("ls", home=hyperlab_home).stdout
+
+
+@pytest.mark.parametrize(
+    ("gpus", "message"),
+    [
+        ({"indices": [0, -1]}, "gpus.indices"),
+        ({"indices": [0, 1], "per_trial": 3}, "gpus.per_trial"),
+    ],
+)
+def test_bad_gpu_settings_are_named(project, hyperlab_home, gpus, message):
+    space = {"x": {"_type": "uniform", "_value": [0, 1]}}
+    out = cli("run", str(config(project, space, gpus=gpus)), home=hyperlab_home)
+    assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr

@@ -327,7 +327,8 @@ def _cmd_logs(args: argparse.Namespace) -> int:
 
     store = _store(args)
     record = store.get_experiment(args.id)
-    store.get_trial(args.id, args.trial)  # TrialNotFound names the number
+    if not args.follow:
+        store.get_trial(args.id, args.trial)  # TrialNotFound names the number
     name = "stderr.log" if args.stderr else "stdout.log"
     path = experiment_folder(record) / "trials" / str(args.trial) / name
     if not path.exists() and not args.follow:
@@ -337,6 +338,7 @@ def _cmd_logs(args: argparse.Namespace) -> int:
         )
     position = 0
     while True:
+        finished = not args.follow or _trial_over(store, args.id, args.trial)
         if path.exists():
             with open(path, "rb") as f:
                 f.seek(position)
@@ -344,11 +346,19 @@ def _cmd_logs(args: argparse.Namespace) -> int:
                 position += len(chunk)
             sys.stdout.write(chunk.decode(errors="replace"))
             sys.stdout.flush()
-        if not args.follow or store.get_trial(args.id, args.trial).status.is_finished():
-            if args.follow and path.exists() and path.stat().st_size > position:
-                continue  # the last lines written before it finished
+        if finished:  # read once more after the end was seen: nothing is left behind
             return 0
         time.sleep(0.2)
+
+
+def _trial_over(store: Any, experiment_id: str, number: int) -> bool:
+    """Whether ``--follow`` can stop: the trial ended, or will never run."""
+    from hyperlab.errors import TrialNotFound
+
+    try:
+        return store.get_trial(experiment_id, number).status.is_finished()
+    except TrialNotFound:  # not created yet: wait while the experiment may still create it
+        return store.get_experiment(experiment_id).status.is_finished()
 
 
 def export_rows(trials: list) -> list[dict[str, Any]]:
