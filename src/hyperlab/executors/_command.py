@@ -7,6 +7,7 @@ A trial's folder holds what it needs and what it leaves::
       metrics.jsonl    its channel: one tagged JSON line per report ("report" or "final")
       stdout.log       what the command printed
       stderr.log       its errors (the last lines become the error of a failed trial)
+      group.json       its process group, so a resumed experiment can stop an orphaned attempt
 
 Inside the command, ``hyperlab.get_params()``, ``report()``, ``trial_dir()``, ``trial_seed()``
 and ``trial_devices()`` work as in function trials (they read the ``HYPERLAB_*`` environment
@@ -31,6 +32,7 @@ from typing import Any
 
 from hyperlab.errors import ConfigError
 from hyperlab.executors._command_run import CHANNEL_FILE, CommandRun, parse_line, tail
+from hyperlab.executors._orphans import record_group, stop_leftover_group
 from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
 from hyperlab.reporting import json_default
 
@@ -166,6 +168,7 @@ class CommandExecutor(Executor):
         else:
             folder = Path(os.path.abspath(spec.trial_dir))
             folder.mkdir(parents=True, exist_ok=True)
+            stop_leftover_group(folder, self.stop_grace)  # a dead driver's attempt, if any
         document = {
             "parameter_id": spec.number,
             "parameter_source": "algorithm",
@@ -186,6 +189,7 @@ class CommandExecutor(Executor):
                 stderr=err,
                 start_new_session=True,
             )
+        record_group(folder, process.pid)
         self._pending.append(Event(EventKind.STARTED, spec.number, time.time()))
         try:
             return CommandRun(spec, folder, process)

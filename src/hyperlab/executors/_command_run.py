@@ -11,7 +11,7 @@ from pathlib import Path
 
 from hyperlab.executors.base import EventKind, TrialSpec
 
-__all__ = ["CHANNEL_FILE", "CommandRun", "parse_line", "tail"]
+__all__ = ["CHANNEL_FILE", "CommandRun", "group_runs", "parse_line", "tail"]
 
 CHANNEL_FILE = "metrics.jsonl"
 
@@ -82,7 +82,7 @@ class CommandRun:
             os.killpg(self.process.pid, 0)
         except (ProcessLookupError, PermissionError):
             return False
-        return _group_runs(self.process.pid)
+        return group_runs(self.process.pid)
 
     def close_pidfd(self) -> None:
         if self.pidfd is not None:
@@ -110,7 +110,7 @@ def parse_line(line: bytes) -> tuple[str, float, int | None, dict] | None:
     return tag, when, step, metrics
 
 
-def _group_runs(pgid: int) -> bool:
+def group_runs(pgid: int) -> bool:
     """Whether a process of group ``pgid`` is alive and not a zombie (True if unknowable)."""
     try:
         names = os.listdir("/proc")
