@@ -164,7 +164,11 @@ def test_stop_cancels_running_trials_and_records_everything(executor):
     else:
         exp.start()
         assert exp.status is hyperlab.ExperimentStatus.RUNNING
-        time.sleep(0.5)
+        deadline = time.monotonic() + 30  # both running trials have reported (workers start)
+        while time.monotonic() < deadline:
+            if sum(bool(t.reports) for t in exp.result().trials) == 2:
+                break
+            time.sleep(0.05)
         exp.stop()
         result = exp.wait()
     assert result.status is hyperlab.ExperimentStatus.STOPPED

@@ -175,6 +175,8 @@ class ProcessExecutor(Executor):
                 Event(EventKind.REPORTED, number, when, step=message[3], metrics=message[4])
             )
         elif tag == "started":
+            if self.trial_timeout is not None:  # a worker's start-up is not the trial's time
+                slot.deadline = time.monotonic() + self.trial_timeout
             self.listener(Event(EventKind.STARTED, number, when))
         else:
             slot.number = slot.deadline = slot.kill_at = None
