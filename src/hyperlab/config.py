@@ -35,6 +35,7 @@ __all__ = [
     "ExperimentOptions",
     "GpuConfig",
     "TrialConfig",
+    "describe_validation_error",
     "load_config",
     "parse_duration",
     "validate_options",
@@ -124,10 +125,11 @@ def validate_options(**options: Any) -> ExperimentOptions:
     try:
         return ExperimentOptions(**options)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc)) from None
+        raise ConfigError(describe_validation_error(exc)) from None
 
 
-def _describe(exc: ValidationError) -> str:
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per invalid field: its name, what is wrong, and the value received."""
     lines = []
     for err in exc.errors():
         field = ".".join(str(part) for part in err["loc"]) or "options"
@@ -251,7 +253,7 @@ def load_config(path: str | os.PathLike) -> ExperimentConfig:
     try:
         config = ExperimentConfig(**data)
     except ValidationError as exc:
-        raise ConfigError(f"config {path}: {_describe(exc)}") from None
+        raise ConfigError(f"config {path}: {describe_validation_error(exc)}") from None
     return _resolve_paths(config, path.resolve().parent)
 
 

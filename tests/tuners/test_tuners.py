@@ -129,3 +129,21 @@ def test_grid_passes_through_no_more_trial_before_done():
         time.sleep(0.02)
     assert ExperimentStatus.NO_MORE_TRIAL in seen
     assert exp.wait().status is ExperimentStatus.DONE
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "message"),
+    [
+        ("tpe", {"gamma": "x"}, r"tuner_args of 'tpe': gamma: .*number.*'x'"),
+        ("tpe", {"startup": "lhs"}, r"startup: .*'sobol' or 'random'.*'lhs'"),
+        ("evolution", {"population_size": 2.5}, r"population_size: .*integer.*2\.5"),
+    ],
+)
+def test_tuner_arguments_of_the_wrong_type_name_the_argument(name, args, message):
+    with pytest.raises(ConfigError, match=message):
+        create_tuner(name, SPACE, mode="min", seed=0, args=args)
+
+
+def test_tuner_arguments_are_converted_to_the_declared_type():
+    tuner = create_tuner("tpe", SPACE, mode="min", seed=0, args={"n_startup_trials": "12"})
+    assert tuner.suggest(0) is not None

@@ -14,7 +14,9 @@ from abc import ABC, abstractmethod
 from typing import Any, Literal
 
 import numpy as np
+from pydantic import ConfigDict, ValidationError, create_model
 
+from hyperlab.config import describe_validation_error
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Trial
@@ -111,18 +113,42 @@ def create_tuner(
     seed: int,
     args: dict[str, Any] | None = None,
 ) -> Tuner:
-    """Build tuner ``name``; bad ``args`` give a ``ConfigError`` listing the accepted ones."""
+    """Build tuner ``name``; bad ``args`` give a ``ConfigError`` naming the argument and value.
+
+    Arguments are checked against the types the tuner's constructor declares (with pydantic,
+    so ``"10"`` for an ``int`` is accepted and ``"x"`` for a ``float`` is not).
+    """
     cls = tuner_class(name)
-    args = dict(args or {})
-    accepted = [
-        p.name
-        for p in inspect.signature(cls.__init__).parameters.values()
-        if p.kind is p.KEYWORD_ONLY and p.name not in ("mode", "seed")
-    ]
-    unknown = sorted(set(args) - set(accepted))
+    parameters = _arguments(cls)
+    unknown = sorted(set(args or {}) - set(parameters))
     if unknown:
         raise ConfigError(
             f"tuner_args: {name!r} does not accept {', '.join(map(repr, unknown))}; "
-            f"its arguments are: {', '.join(accepted) or 'none'}"
+            f"its arguments are: {', '.join(parameters) or 'none'}"
         )
-    return cls(space, mode=mode, seed=seed, **args)
+    model = create_model(
+        f"{cls.__name__}Arguments",
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+        **parameters,
+    )
+    try:
+        checked = model(**(args or {}))
+    except ValidationError as exc:
+        raise ConfigError(f"tuner_args of {name!r}: {describe_validation_error(exc)}") from None
+    return cls(space, mode=mode, seed=seed, **{k: getattr(checked, k) for k in args or {}})
+
+
+def _arguments(cls: type[Tuner]) -> dict[str, tuple[Any, Any]]:
+    """The tuner's own keyword-only arguments: name -> (annotation, default)."""
+    try:
+        signature = inspect.signature(cls.__init__, eval_str=True)
+    except (NameError, TypeError):  # annotations that cannot be resolved: check names only
+        signature = inspect.signature(cls.__init__)
+    return {
+        p.name: (
+            Any if p.annotation is p.empty or isinstance(p.annotation, str) else p.annotation,
+            p.default if p.default is not p.empty else ...,
+        )
+        for p in signature.parameters.values()
+        if p.kind is p.KEYWORD_ONLY and p.name not in ("mode", "seed")
+    }
