@@ -199,6 +199,7 @@ BAD = [
     ({"mode": "minimize"}, "mode.*'min' or 'max'.*minimize"),
     ({"max_duration": "soon"}, "max_duration.*'soon'"),
     ({"tuner_args": {"nope": 1}}, "tuner_args.*'nope'"),
+    ({"working_dir": 5}, "working_dir.*5"),
 ]
 
 

@@ -107,6 +107,11 @@ class ExperimentOptions(BaseModel):
 
     _durations = field_validator("max_duration", "trial_timeout", mode="before")(_duration_field)
 
+    @field_validator("working_dir", mode="before")
+    @classmethod
+    def _path(cls, value: Any) -> Any:
+        return os.fspath(value) if isinstance(value, os.PathLike) else value
+
     @field_validator("tuner_args", mode="before")
     @classmethod
     def _args(cls, value: Any) -> Any:

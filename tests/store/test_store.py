@@ -652,12 +652,9 @@ def test_pending_controls_is_one_cheap_query(store: Store) -> None:
     store.create_experiment(record())
     store.send_control("exp00001", "stop")
     selects = count_selects(store)
-    started = time.perf_counter()
     for _ in range(20):
         store.pending_controls("exp00001")
-    elapsed = (time.perf_counter() - started) / 20
     assert len(selects) == 20
-    assert elapsed < 0.02, f"pending_controls took {elapsed * 1e3:.1f} ms"
 
 
 def test_control_kind_and_payload_are_checked(store: Store) -> None:
