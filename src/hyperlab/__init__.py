@@ -15,7 +15,7 @@ _EXPORTS = {
     "resume": "hyperlab.experiment",
     "load": "hyperlab.experiment",
     "Experiment": "hyperlab.experiment",
-    "Result": "hyperlab.result",
+    "Result": "hyperlab.experiment",
     "CommandTrial": "hyperlab.executors",
     # records
     "Trial": "hyperlab.trial",
@@ -115,9 +115,8 @@ if _typing.TYPE_CHECKING:
         TrialStopped,
     )
     from hyperlab.executors import CommandTrial
-    from hyperlab.experiment import Experiment, load, resume, run
+    from hyperlab.experiment import Experiment, Result, load, resume, run
     from hyperlab.reporting import get_params, report, trial_devices, trial_dir, trial_seed
-    from hyperlab.result import Result
     from hyperlab.space import (
         SearchSpace,
         choice,

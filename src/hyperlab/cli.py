@@ -246,7 +246,7 @@ def _cmd_ls(args: argparse.Namespace) -> int:
 def _trial_table(trials: list, title: str | None = None) -> Any:
     from rich.table import Table
 
-    from hyperlab.result import flatten
+    from hyperlab.experiment._result import flatten
 
     table = Table("#", "status", "value", "duration", "params", title=title)
     for t in trials:
@@ -323,7 +323,7 @@ def _cmd_trials(args: argparse.Namespace) -> int:
 
 
 def _cmd_logs(args: argparse.Namespace) -> int:
-    from hyperlab._setup import experiment_folder
+    from hyperlab.experiment._setup import experiment_folder
 
     store = _store(args)
     record = store.get_experiment(args.id)
@@ -363,7 +363,7 @@ def _trial_over(store: Any, experiment_id: str, number: int) -> bool:
 
 def export_rows(trials: list) -> list[dict[str, Any]]:
     """One flat row per trial: number, status, params.*, metrics.*, value, duration."""
-    from hyperlab.result import flatten
+    from hyperlab.experiment._result import flatten
 
     rows = []
     for t in trials:
@@ -397,7 +397,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_rm(args: argparse.Namespace) -> int:
-    from hyperlab._setup import check_not_running, experiment_folder
+    from hyperlab.experiment._setup import check_not_running, experiment_folder
 
     store = _store(args)
     record = store.get_experiment(args.id)

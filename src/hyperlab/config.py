@@ -3,7 +3,7 @@
 Every entry point (``hyperlab.run``, ``Experiment``, config files, the REST API) validates
 through these models; a bad value becomes a ``ConfigError`` that names the field, the value
 received and what was expected. NNI's config format is translated into ``ExperimentConfig`` at
-the edge (``hyperlab._nni_config``), so there is one schema.
+the edge (``hyperlab.compat.nni._config``), so there is one schema.
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def load_config(path: str | os.PathLike) -> ExperimentConfig:
         ConfigError: unreadable file, invalid YAML/JSON (with its line), an unknown field (with
             the nearest valid name), a wrong type, a missing search space file or code_dir.
     """
-    from hyperlab._nni_config import is_nni_config, translate_nni_config
+    from hyperlab.compat.nni._config import is_nni_config, translate_nni_config
 
     path = Path(path)
     try:

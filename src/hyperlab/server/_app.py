@@ -21,8 +21,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hyperlab import __version__
-from hyperlab._driver import HEARTBEAT_INTERVAL
 from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError, TrialNotFound
+from hyperlab.experiment._driver import HEARTBEAT_INTERVAL
 from hyperlab.server._models import (
     BestTrialOut,
     ControlOut,

@@ -163,7 +163,7 @@ def nni_params(record: ExperimentRecord) -> dict[str, Any]:
 
 
 def _folder(request: Request, record: ExperimentRecord) -> str:
-    from hyperlab._setup import experiment_folder
+    from hyperlab.experiment._setup import experiment_folder
 
     return str(experiment_folder(record, memory=context(request).in_memory))
 

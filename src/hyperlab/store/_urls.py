@@ -11,8 +11,8 @@ from typing import Literal
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-from hyperlab._paths import home
 from hyperlab.errors import ConfigError
+from hyperlab.store._paths import home
 
 __all__ = ["StorageTarget", "mask_url", "resolve_storage"]
 
@@ -45,7 +45,7 @@ def resolve_storage(storage: str | os.PathLike[str] | None) -> StorageTarget:
     """Turn what the user gave as ``storage`` into a database URL.
 
     Args:
-        storage: None for ``<home>/hyperlab.db`` (see ``hyperlab._paths.home``);
+        storage: None for ``<home>/hyperlab.db`` (see ``hyperlab.store._paths.home``);
             ``":memory:"``; a ``sqlite:///`` URL or a path ending in ``.db`` (also ``.sqlite``,
             ``.sqlite3``); a ``postgresql://`` or ``postgresql+psycopg://`` URL.
 

@@ -19,7 +19,9 @@ from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
 __all__ = ["ProcessExecutor", "pickle_objective"]
 
 _KINDS = {kind.value: kind for kind in EventKind}
-WORKER_COMMAND = "import sys; from hyperlab.executors._worker import main; main(*sys.argv[1:])"
+WORKER_COMMAND = (
+    "import sys; from hyperlab.executors._processes._worker import main; main(*sys.argv[1:])"
+)
 
 
 def pickle_objective(objective: Any, executor: str = "processes") -> bytes:

@@ -1,6 +1,6 @@
-"""Choices, nested options, groups of parameters, and parsing NNI spec dicts.
+"""Choices, nested options, and groups of parameters.
 
-Package-private: import the public names from :mod:`hyperlab.space`, which documents them.
+Import the public names from :mod:`hyperlab.space`, which documents them.
 
 A *group* is an ordered mapping of names to Parameters or JSON constants: the top level of a search
 space (Parameters only) or the sub-parameters of a nested choice option.
@@ -11,31 +11,24 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Hashable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from hyperlab._space_params import (
-    NNI_TYPES,
-    LogNormal,
-    LogUniform,
-    Normal,
+from hyperlab.errors import SearchSpaceError
+from hyperlab.space._params import (
     Parameter,
-    QLogNormal,
-    QLogUniform,
-    QNormal,
-    QUniform,
-    Randint,
-    Uniform,
     at_path,
+    check_name,
     copy_json,
     describe,
     fail,
+    is_spec_dict,
     join,
     json_constant,
+    parse_param,
 )
-from hyperlab.errors import SearchSpaceError
 
 
 def _freeze(value: Any) -> Hashable:
@@ -172,6 +165,12 @@ class Choice(Parameter):
         set_(self, "_lookup", lookup)
         set_(self, "_n_dims", n_dims)
         set_(self, "_mutable", any(isinstance(o, (list, dict)) for o in options))
+
+    @classmethod
+    def _from_nni(cls, path: str, values: list[Any] | tuple[Any, ...]) -> Choice:
+        options = tuple(_option(path, i, option) for i, option in enumerate(values))
+        with at_path(path):
+            return cls(options)
 
     @property
     def is_nested(self) -> bool:
@@ -332,80 +331,7 @@ def grid_size_group(group: Mapping[str, Any], path: str) -> int:
     )
 
 
-# ---------------------------------------------------------------- parsing NNI specs
-
-PARAMETER_CLASSES: dict[str, type[Parameter]] = {
-    cls.type: cls
-    for cls in (
-        Choice,
-        Randint,
-        Uniform,
-        QUniform,
-        LogUniform,
-        QLogUniform,
-        Normal,
-        QNormal,
-        LogNormal,
-        QLogNormal,
-    )
-}
-
-
-def is_spec_dict(value: Any) -> bool:
-    """True for a mapping that tries to be an NNI spec (has ``_type`` or ``_value``)."""
-    return isinstance(value, Mapping) and ("_type" in value or "_value" in value)
-
-
-def parse_param(path: str, spec: Any) -> Parameter:
-    """A Parameter from a Parameter or an NNI ``{"_type", "_value"}`` dict at ``path``."""
-    if isinstance(spec, Parameter):
-        return spec
-    if is_spec_dict(spec):
-        return _parse_nni(path, spec)
-    raise fail(
-        path,
-        "a parameter must be a Parameter (e.g. uniform(0, 1)) or an NNI spec dict "
-        f"{{'_type': ..., '_value': [...]}}, got {describe(spec)}",
-    )
-
-
-def check_name(path: str, name: Any) -> str:
-    """``name`` if it is a non-empty string, else SearchSpaceError at ``path``."""
-    if not isinstance(name, str) or not name:
-        raise fail(path, f"parameter names must be non-empty strings, got {describe(name)}")
-    return name
-
-
-def _parse_nni(path: str, spec: Mapping[str, Any]) -> Parameter:
-    missing = [key for key in ("_type", "_value") if key not in spec]
-    if missing:
-        raise fail(path, f"an NNI spec needs '_type' and '_value' keys, missing {missing[0]!r}")
-    extra = [key for key in spec if key not in ("_type", "_value")]
-    if extra:
-        raise fail(
-            path,
-            f"an NNI spec has only '_type' and '_value' keys, got extra keys {extra!r}",
-        )
-    type_ = spec["_type"]
-    cls = PARAMETER_CLASSES.get(type_) if isinstance(type_, str) else None
-    if cls is None:
-        raise fail(path, f"unknown _type {type_!r}; valid types: {', '.join(NNI_TYPES)}")
-    values = spec["_value"]
-    if not isinstance(values, (list, tuple)):
-        raise fail(path, f"{type_} needs _value to be a list, got {describe(values)}")
-    if cls is Choice:
-        options = tuple(_option(path, i, option) for i, option in enumerate(values))
-        with at_path(path):
-            return Choice(options)
-    names = [f.name for f in fields(cls)]
-    if len(values) != len(names):
-        raise fail(
-            path,
-            f"{type_} needs {len(names)} _value items [{', '.join(names)}], "
-            f"got {len(values)}: {list(values)!r}",
-        )
-    with at_path(path):
-        return cls(*values)
+# ---------------------------------------------------------------- options
 
 
 def _option(path: str, i: int, option: Any) -> Any:

@@ -2,7 +2,7 @@
 
 After a few quasi-random startup trials, every proposal splits the succeeded trials into the
 best ``gamma`` fraction (at most ``max_good`` of them) and the rest, fits a Parzen density to
-each (``l`` for the good, ``g`` for the others, see :mod:`hyperlab.tuners._parzen`), draws
+each (``l`` for the good, ``g`` for the others, see :mod:`hyperlab.tuners._tpe._parzen`), draws
 ``n_ei_candidates`` points from ``l`` and proposes the one maximising ``l(x) / g(x)``.
 
 Conditional parameters (the sub-parameters of nested choice options) form groups: each group
@@ -31,7 +31,7 @@ from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Trial
 from hyperlab.tuners._history import History, UnitSpace
-from hyperlab.tuners._parzen import Parzen, default_weights
+from hyperlab.tuners._tpe._parzen import Parzen, default_weights
 from hyperlab.tuners.base import Tuner
 
 __all__ = ["TPETuner"]

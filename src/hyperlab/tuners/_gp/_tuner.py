@@ -1,7 +1,7 @@
 """Gaussian-process Bayesian optimisation with expected improvement (NNI's ``GPTuner``).
 
 After ``n_startup_trials`` scrambled-Sobol points, each proposal fits a GP (Matern-5/2, one
-length scale per coordinate, see :mod:`hyperlab.tuners._gaussian_process`) to the succeeded
+length scale per coordinate, see :mod:`hyperlab.tuners._gp._gaussian_process`) to the succeeded
 trials in the unit-cube encoding and proposes the point of highest expected improvement: the
 best of ``n_candidates`` random points and perturbations of the best trials, refined with
 L-BFGS-B from the most promising few. Choices enter the kernel as categories (same option or
@@ -26,7 +26,7 @@ from scipy.stats import qmc
 from hyperlab.errors import ConfigError, SearchSpaceError
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Trial
-from hyperlab.tuners._gaussian_process import GaussianProcess, log_expected_improvement
+from hyperlab.tuners._gp._gaussian_process import GaussianProcess, log_expected_improvement
 from hyperlab.tuners._history import History, UnitSpace, single_threaded_blas
 from hyperlab.tuners.base import Tuner
 

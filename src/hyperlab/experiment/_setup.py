@@ -20,14 +20,14 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
-from hyperlab._driver import HEARTBEAT_INTERVAL
-from hyperlab._paths import experiment_dir
 from hyperlab.config import ExperimentConfig, ExperimentOptions, GpuConfig
 from hyperlab.errors import ConfigError, ExperimentNotFound
 from hyperlab.executors import CommandTrial
 from hyperlab.executors.base import Executor, create_executor
 from hyperlab.executors.devices import DevicePool, detect_gpus
+from hyperlab.experiment._driver import HEARTBEAT_INTERVAL
 from hyperlab.store import ExperimentRecord, Store
+from hyperlab.store._paths import experiment_dir
 from hyperlab.tuners.base import Tuner
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits

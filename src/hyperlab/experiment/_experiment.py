@@ -23,8 +23,19 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from hyperlab._driver import Driver
-from hyperlab._setup import (
+from hyperlab.config import (
+    ExperimentConfig,
+    ExperimentOptions,
+    GpuConfig,
+    load_config,
+    validate_options,
+)
+from hyperlab.errors import ConfigError
+from hyperlab.executors.base import Executor
+from hyperlab.experiment._driver import Driver
+from hyperlab.experiment._progress import wants_progress
+from hyperlab.experiment._result import Result
+from hyperlab.experiment._setup import (
     check_not_running,
     experiment_folder,
     load_objective,
@@ -36,17 +47,6 @@ from hyperlab._setup import (
     try_pickle,
     with_budget,
 )
-from hyperlab.config import (
-    ExperimentConfig,
-    ExperimentOptions,
-    GpuConfig,
-    load_config,
-    validate_options,
-)
-from hyperlab.errors import ConfigError
-from hyperlab.executors.base import Executor
-from hyperlab.progress import wants_progress
-from hyperlab.result import Result
 from hyperlab.space import SearchSpace
 from hyperlab.store import ExperimentRecord, Store
 from hyperlab.trial import ExperimentStatus, Trial

@@ -22,7 +22,7 @@ import numpy as np
 
 from hyperlab.config import ExperimentOptions
 from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
-from hyperlab.progress import ProgressDisplay
+from hyperlab.experiment._progress import ProgressDisplay
 from hyperlab.reporting import is_finite_number
 from hyperlab.store import ExperimentRecord, Store
 from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus

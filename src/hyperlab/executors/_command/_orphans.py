@@ -17,7 +17,7 @@ import socket
 import time
 from pathlib import Path
 
-from hyperlab.executors._command_run import group_runs
+from hyperlab.executors._command._run import group_runs
 
 __all__ = ["GROUP_FILE", "record_group", "stop_leftover_group"]
 

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from hyperlab.errors import ConfigError
-from hyperlab.executors._command_run import CHANNEL_FILE, CommandRun, parse_line, tail
-from hyperlab.executors._orphans import record_group, stop_leftover_group
+from hyperlab.executors._command._orphans import record_group, stop_leftover_group
+from hyperlab.executors._command._run import CHANNEL_FILE, CommandRun, parse_line, tail
 from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
 from hyperlab.reporting import json_default
 
@@ -234,7 +234,7 @@ class CommandExecutor(Executor):
         driver's site-packages; without symlinks, the shim's folder and hyperlab's parent.
         """
         if self._pythonpath is None:
-            package = Path(__file__).resolve().parents[1]
+            package = Path(__file__).resolve().parents[2]
             shim = package / "compat" / "nni"
             try:
                 links = tempfile.mkdtemp(prefix="hyperlab-pythonpath-")

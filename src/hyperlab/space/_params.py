@@ -1,7 +1,9 @@
-"""The Parameter base class, the numeric parameter types, and validation helpers.
+"""The Parameter base class, the numeric parameter types, and parsing NNI spec dicts.
 
-Package-private: import the public names from :mod:`hyperlab.space`, which documents them.
-Choices, nested options and NNI spec parsing live in :mod:`hyperlab._space_choice`.
+Import the public names from :mod:`hyperlab.space`, which documents them. Each parameter type
+knows its NNI form both ways: ``to_nni()`` writes it, ``parse_param`` reads it through the
+registry of types that every subclass with a ``type`` joins. Choices and nested options live in
+:mod:`hyperlab.space._choice`.
 """
 
 from __future__ import annotations
@@ -125,6 +127,9 @@ def copy_json(value: Any) -> Any:
 
 # ---------------------------------------------------------------- parameters
 
+_TYPES: dict[str, type[Parameter]] = {}
+"""NNI ``_type`` name -> Parameter class; each subclass with a ``type`` registers itself."""
+
 
 @dataclass(frozen=True, repr=False)
 class Parameter:
@@ -136,6 +141,24 @@ class Parameter:
 
     type: ClassVar[str] = ""
     _n_dims: ClassVar[int] = 1  # unit-cube dimensions, nested ones included
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("type"):
+            _TYPES[cls.type] = cls
+
+    @classmethod
+    def _from_nni(cls, path: str, values: list[Any] | tuple[Any, ...]) -> Parameter:
+        """The parameter of an NNI spec whose ``_value`` is ``values``, at ``path``."""
+        names = [f.name for f in fields(cls)]
+        if len(values) != len(names):
+            raise fail(
+                path,
+                f"{cls.type} needs {len(names)} _value items [{', '.join(names)}], "
+                f"got {len(values)}: {list(values)!r}",
+            )
+        with at_path(path):
+            return cls(*values)
 
     def sample(self, rng: np.random.Generator, n: int) -> list[Any]:
         """Draws ``n`` values in one vectorised call; plain Python values, never numpy scalars."""
@@ -396,3 +419,51 @@ class QLogNormal(_QGaussian):
 
     type: ClassVar[str] = "qlognormal"
     _log: ClassVar[bool] = True
+
+
+# ---------------------------------------------------------------- NNI spec dicts
+
+
+def is_spec_dict(value: Any) -> bool:
+    """True for a mapping that tries to be an NNI spec (has ``_type`` or ``_value``)."""
+    return isinstance(value, Mapping) and ("_type" in value or "_value" in value)
+
+
+def parse_param(path: str, spec: Any) -> Parameter:
+    """A Parameter from a Parameter or an NNI ``{"_type", "_value"}`` dict at ``path``."""
+    if isinstance(spec, Parameter):
+        return spec
+    if is_spec_dict(spec):
+        return _parse_nni(path, spec)
+    raise fail(
+        path,
+        "a parameter must be a Parameter (e.g. uniform(0, 1)) or an NNI spec dict "
+        f"{{'_type': ..., '_value': [...]}}, got {describe(spec)}",
+    )
+
+
+def check_name(path: str, name: Any) -> str:
+    """``name`` if it is a non-empty string, else SearchSpaceError at ``path``."""
+    if not isinstance(name, str) or not name:
+        raise fail(path, f"parameter names must be non-empty strings, got {describe(name)}")
+    return name
+
+
+def _parse_nni(path: str, spec: Mapping[str, Any]) -> Parameter:
+    missing = [key for key in ("_type", "_value") if key not in spec]
+    if missing:
+        raise fail(path, f"an NNI spec needs '_type' and '_value' keys, missing {missing[0]!r}")
+    extra = [key for key in spec if key not in ("_type", "_value")]
+    if extra:
+        raise fail(
+            path,
+            f"an NNI spec has only '_type' and '_value' keys, got extra keys {extra!r}",
+        )
+    type_ = spec["_type"]
+    cls = _TYPES.get(type_) if isinstance(type_, str) else None
+    if cls is None:
+        raise fail(path, f"unknown _type {type_!r}; valid types: {', '.join(NNI_TYPES)}")
+    values = spec["_value"]
+    if not isinstance(values, (list, tuple)):
+        raise fail(path, f"{type_} needs _value to be a list, got {describe(values)}")
+    return cls._from_nni(path, values)

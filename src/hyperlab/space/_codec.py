@@ -1,6 +1,6 @@
 """Unit-cube encoding of a search space: flattened dimensions, encode and decode.
 
-Package-private: :class:`hyperlab.space.SearchSpace` exposes it as ``dimensions()``,
+Used by :class:`hyperlab.space.SearchSpace`, which exposes it as ``dimensions()``,
 ``encode()``, ``decode()`` and ``decode_many()``.
 
 Every parameter, nested ones included, is one dimension, in depth-first definition order: a
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from hyperlab._space_choice import Choice, NestedOption, constant_column, rows_of
-from hyperlab._space_params import Parameter, join
+from hyperlab.space._choice import Choice, NestedOption, constant_column, rows_of
+from hyperlab.space._params import Parameter, join
 
 
 @dataclass(frozen=True)

@@ -1,70 +1,24 @@
-"""Search spaces: parameter types, NNI JSON in and out, sampling, grids, unit-cube encoding.
-
-The parameter types and their semantics are NNI's (``_type`` / ``_value`` search-space JSON):
-
-==========================  ==================================================================
-builder                     value
-==========================  ==================================================================
-``choice(*options)``        one of the options, equally likely
-``randint(low, high)``      an int in ``low .. high - 1`` (``high`` excluded)
-``uniform(low, high)``      a float uniform on ``[low, high]``
-``quniform(lo, hi, q)``     ``clip(round(x / q) * q, lo, hi)``, ``x ~ uniform(lo, hi)``
-``loguniform(lo, hi)``      ``exp(uniform(log(lo), log(hi)))``
-``qloguniform(lo, hi, q)``  ``clip(round(x / q) * q, lo, hi)``, ``x ~ loguniform(lo, hi)``
-``normal(mu, sigma)``       a float from ``N(mu, sigma)``
-``qnormal(mu, sigma, q)``   ``round(x / q) * q``, ``x ~ normal(mu, sigma)``; not clipped
-``lognormal(mu, sigma)``    ``exp(normal(mu, sigma))``
-``qlognormal(mu, s, q)``    ``round(x / q) * q``, ``x ~ lognormal(mu, s)``; not clipped
-==========================  ==================================================================
-
-``round`` is round-half-to-even (as numpy and Python round). The q-types give floats, as NNI does:
-``quniform(16, 128, 16)`` gives ``32.0``; use ``randint`` or ``choice`` for ints. Bounds must be
-finite real numbers (not bools); randint's must be integers.
-
-``choice(*options)`` takes one option per positional argument, so ``choice("a", "b")`` picks a
-string and ``choice(["a", "b"])`` always gives the list ``["a", "b"]``. An option written as a dict
-with a ``"_name"`` key is a *nested* option: its other keys are sub-parameters (Parameters, NNI
-spec dicts or JSON constants), and picking it gives ``{"_name": ..., <sub>: <value>, ...}``,
-exactly what NNI passes to trials. Nesting may be recursive.
-
-Example:
-    >>> import numpy as np
-    >>> from hyperlab.space import SearchSpace, choice, loguniform, randint
-    >>> space = SearchSpace({
-    ...     "lr": loguniform(1e-5, 1e-1),
-    ...     "layer": choice({"_name": "conv", "kernel": randint(1, 8)}, {"_name": "skip"}),
-    ... })
-    >>> [p["layer"] for p in space.sample(np.random.default_rng(1), 3)]
-    [{'_name': 'skip'}, {'_name': 'skip'}, {'_name': 'conv', 'kernel': 3}]
-
-Invalid spaces raise :class:`hyperlab.errors.SearchSpaceError` whose message starts with the
-parameter's path (``"layer/conv/kernel: randint needs low < high ..."``). A builder called on its
-own has no path yet, so its message starts with the rule.
-"""
+"""The search space (`SearchSpace`) and the builders of its parameters (`uniform`, ...)."""
 
 from __future__ import annotations
 
-import json
 import numbers
 import os
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hyperlab._space_choice import (
+from hyperlab.errors import SearchSpaceError
+from hyperlab.space._choice import (
     Choice,
-    NestedOption,
-    check_name,
     grid_size_group,
     iter_grid_group,
-    parse_param,
     sample_group,
 )
-from hyperlab._space_codec import Dimension, decode_rows, dimensions, encode_into
-from hyperlab._space_params import (
-    NNI_TYPES,
+from hyperlab.space._codec import Dimension, decode_rows, dimensions, encode_into
+from hyperlab.space._nni import read_nni
+from hyperlab.space._params import (
     LogNormal,
     LogUniform,
     Normal,
@@ -75,26 +29,12 @@ from hyperlab._space_params import (
     QUniform,
     Randint,
     Uniform,
-    describe,
+    check_name,
+    parse_param,
 )
-from hyperlab.errors import SearchSpaceError
 
 __all__ = [
-    "NNI_TYPES",
-    "Choice",
-    "Dimension",
-    "LogNormal",
-    "LogUniform",
-    "NestedOption",
-    "Normal",
-    "Parameter",
-    "QLogNormal",
-    "QLogUniform",
-    "QNormal",
-    "QUniform",
-    "Randint",
     "SearchSpace",
-    "Uniform",
     "choice",
     "lognormal",
     "loguniform",
@@ -106,25 +46,6 @@ __all__ = [
     "randint",
     "uniform",
 ]
-
-# The classes live in private modules; present them (reprs, docs, pickles) as hyperlab.space's.
-for _cls in (
-    Choice,
-    Dimension,
-    LogNormal,
-    LogUniform,
-    NestedOption,
-    Normal,
-    Parameter,
-    QLogNormal,
-    QLogUniform,
-    QNormal,
-    QUniform,
-    Randint,
-    Uniform,
-):
-    _cls.__module__ = __name__
-del _cls
 
 
 # ---------------------------------------------------------------- builders
@@ -237,20 +158,7 @@ class SearchSpace(Mapping[str, Parameter]):
         """
         if isinstance(spec, Mapping):
             return cls(spec)
-        if isinstance(spec, str) and spec.lstrip().startswith("{"):
-            where, data = "search-space JSON text", _parse_json(spec, "search-space JSON text")
-        elif isinstance(spec, (str, os.PathLike)):
-            where, data = str(spec), _load_file(Path(spec))
-        else:
-            raise SearchSpaceError(
-                "from_nni needs a dict, a path to a JSON/YAML file or JSON text, got "
-                f"{type(spec).__name__}"
-            )
-        if not isinstance(data, Mapping):
-            raise SearchSpaceError(
-                f"{where}: a search space must be an object mapping parameter names to specs, "
-                f"got {describe(data)}"
-            )
+        where, data = read_nni(spec)
         try:
             return cls(data)
         except SearchSpaceError as exc:
@@ -382,35 +290,3 @@ class SearchSpace(Mapping[str, Parameter]):
         if X.ndim != 2 or X.shape[1] != len(self._dims):
             raise ValueError(f"decode_many needs shape (n, {len(self._dims)}), got {X.shape}")
         return decode_rows(self._params, np.clip(X, 0.0, 1.0), 0)
-
-
-# ---------------------------------------------------------------- files
-
-
-def _parse_json(text: str, where: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SearchSpaceError(
-            f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from None
-
-
-def _load_file(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SearchSpaceError(f"{path}: search-space file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SearchSpaceError(f"{path}: cannot read the search-space file: {exc}") from None
-    if path.suffix.lower() not in (".yaml", ".yml"):
-        return _parse_json(text, str(path))
-    import yaml  # lazily: only YAML files need it
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or exc
-        raise SearchSpaceError(f"{path}: invalid YAML{line}: {problem}") from None

@@ -1,0 +1,19 @@
+"""Running experiments: the Python API (``run``, ``Experiment``, ``resume``, ``load``), the
+driver loop that owns a running experiment, its set-up, and the ``Result`` read back.
+
+```python
+import hyperlab
+
+def objective(params):
+    return (params["x"] - 2) ** 2 + params["y"]
+
+space = {"x": hyperlab.uniform(-5, 5), "y": hyperlab.choice(0, 1)}
+result = hyperlab.run(objective, space, max_trials=50)
+print(result.best_params, result.best_value)
+```
+"""
+
+from hyperlab.experiment._experiment import Experiment, load, resume, run
+from hyperlab.experiment._result import Result
+
+__all__ = ["Experiment", "Result", "load", "resume", "run"]
