@@ -9,7 +9,7 @@ import pytest
 import hyperlab
 from hyperlab import ExperimentStatus, TrialStatus
 from hyperlab import space as hs
-from hyperlab.store import Store
+from hyperlab.store import ControlOutcome, KillTrial, SetConcurrency, SetMaxTrials, Store
 
 
 def run(objective, space=None, **options):
@@ -267,16 +267,17 @@ def test_budget_and_concurrency_changes_reach_the_driver_and_the_stored_config(t
     exp.start()
     store = Store.open(url)
     ids = [
-        store.send_control(exp.id, "set_max_trials", {"value": 6}),
-        store.send_control(exp.id, "set_concurrency", {"value": 3}),
-        store.send_control(exp.id, "set_concurrency", {"value": -1}),
+        store.send_control(exp.id, SetMaxTrials(value=6)),
+        store.send_control(exp.id, SetConcurrency(value=3)),
+        store.send_control(exp.id, KillTrial(number=999)),
     ]
     result = exp.wait(timeout=30)
     assert len(result.trials) == 6 and result.status is ExperimentStatus.DONE
     outcomes = [store.get_control(i).outcome for i in ids]
-    assert outcomes[:2] == ["ok", "ok"] and outcomes[2].startswith("error: ")
-    config = store.get_experiment(exp.id).config
-    assert config["max_trials"] == 6 and config["concurrency"] == 3
+    assert outcomes[:2] == [ControlOutcome.ok(), ControlOutcome.ok()]
+    assert outcomes[2] == ControlOutcome.rejected("trial 999 is not running")
+    options = store.get_experiment(exp.id).options
+    assert options.max_trials == 6 and options.concurrency == 3
 
 
 def test_result_reads_trials_lazily_and_best_agrees_either_way(tmp_path):

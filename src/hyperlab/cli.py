@@ -186,11 +186,13 @@ def _summary(result: Any, *, quiet: bool = False) -> int:
 
 
 def _cmd_stop(args: argparse.Namespace) -> int:
+    from hyperlab.store import StopExperiment
+
     store = _store(args)
     record = store.get_experiment(args.id)
     if record.status.is_finished() or record.driver_pid is None:
         raise ConfigError(f"experiment {args.id} is not running (status {record.status})")
-    store.send_control(args.id, "stop")
+    store.send_control(args.id, StopExperiment())
     deadline = time.monotonic() + STOP_WAIT
     while time.monotonic() < deadline:
         status = store.get_experiment(args.id).status
@@ -257,17 +259,11 @@ def _trial_table(trials: list, title: str | None = None) -> Any:
     return table
 
 
-def _sorted_by_metric(trials: list, mode: str) -> list:
-    sign = 1.0 if mode == "min" else -1.0
-    scored = [t for t in trials if t.value is not None]
-    return sorted(scored, key=lambda t: (sign * t.value, t.number))
-
-
 def _cmd_show(args: argparse.Namespace) -> int:
     store = _store(args)
     record = store.get_experiment(args.id)
     trials = store.get_trials(args.id, reports=False)
-    config = record.config
+    options = record.options
     console = _console()
     console.print(f"[bold]experiment {record.id}[/bold]  {record.name or ''}")
     counts: dict[str, int] = {}
@@ -276,12 +272,11 @@ def _cmd_show(args: argparse.Namespace) -> int:
     lines = {
         "status": str(record.status),
         "trials": ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none yet",
-        "objective": f"{config.get('metric') or 'default'} ({config.get('mode')})",
-        "tuner": f"{config.get('tuner')} {json.dumps(config.get('tuner_args') or {})}",
-        "budget": f"max_trials={config.get('max_trials')}, "
-        f"max_duration={config.get('max_duration')}",
-        "executor": f"{config.get('executor')} x{config.get('concurrency')}",
-        "trial": str(config.get("objective_ref")),
+        "objective": f"{options.metric or 'default'} ({options.mode})",
+        "tuner": f"{options.tuner} {json.dumps(options.tuner_args)}",
+        "budget": f"max_trials={options.max_trials}, max_duration={options.max_duration}",
+        "executor": f"{options.executor} x{options.concurrency}",
+        "trial": str(record.objective_ref),
         "seed": str(record.seed),
         "created": _when(record.created_at),
         "started": _when(record.started_at),
@@ -291,7 +286,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         lines["error"] = record.error.strip().splitlines()[-1]
     for key, value in lines.items():
         console.print(f"  {key:<10} {value}", highlight=False, markup=False)
-    top = _sorted_by_metric(trials, config.get("mode", "min"))[:10]
+    top = [t for t in options.mode.ranked(trials) if t.value is not None][:10]
     console.print(_trial_table(top, title="top 10 trials"))
     return 0
 
@@ -311,7 +306,7 @@ def _cmd_trials(args: argparse.Namespace) -> int:
             )
         trials = [t for t in trials if t.status.value == wanted]
     if args.sort == "metric":
-        trials = _sorted_by_metric(trials, record.config.get("mode", "min"))
+        trials = record.options.mode.ranked(trials)
     elif args.sort == "duration":
         trials = sorted(trials, key=lambda t: -(t.duration or 0.0))
     if args.limit is not None:
@@ -323,14 +318,12 @@ def _cmd_trials(args: argparse.Namespace) -> int:
 
 
 def _cmd_logs(args: argparse.Namespace) -> int:
-    from hyperlab.experiment._setup import experiment_folder
-
     store = _store(args)
     record = store.get_experiment(args.id)
     if not args.follow:
         store.get_trial(args.id, args.trial)  # TrialNotFound names the number
     name = "stderr.log" if args.stderr else "stdout.log"
-    path = experiment_folder(record) / "trials" / str(args.trial) / name
+    path = store.experiment_folder(record) / "trials" / str(args.trial) / name
     if not path.exists() and not args.follow:
         raise ConfigError(
             f"trial {args.trial} of {args.id} has no {name} (function trials "
@@ -397,7 +390,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_rm(args: argparse.Namespace) -> int:
-    from hyperlab.experiment._setup import check_not_running, experiment_folder
+    from hyperlab.experiment._setup import check_not_running
 
     store = _store(args)
     record = store.get_experiment(args.id)
@@ -412,7 +405,7 @@ def _cmd_rm(args: argparse.Namespace) -> int:
             print("kept")
             return 0
     store.delete_experiment(args.id)
-    shutil.rmtree(experiment_folder(record), ignore_errors=True)
+    shutil.rmtree(store.experiment_folder(record), ignore_errors=True)
     print(f"deleted {args.id}")
     return 0
 

@@ -1,4 +1,5 @@
-"""The schema of experiments (pydantic): run options, config files, and durations.
+"""The schema of experiments (pydantic): run options, config files, durations, and the
+registries through which a name in them picks an implementation.
 
 Every entry point (``hyperlab.run``, ``Experiment``, config files, the REST API) validates
 through these models; a bad value becomes a ``ConfigError`` that names the field, the value
@@ -9,11 +10,12 @@ the edge (``hyperlab.compat.nni._config``), so there is one schema.
 from __future__ import annotations
 
 import difflib
+import importlib
 import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -27,6 +29,7 @@ from pydantic import (
 )
 
 from hyperlab.errors import ConfigError
+from hyperlab.trial import Mode
 
 __all__ = [
     "DEFAULT_MAX_FAILED_TRIALS",
@@ -34,10 +37,14 @@ __all__ = [
     "ExperimentConfig",
     "ExperimentOptions",
     "GpuConfig",
+    "Registry",
     "TrialConfig",
+    "class_path",
     "describe_validation_error",
+    "import_path",
     "load_config",
     "parse_duration",
+    "parse_stored_options",
     "validate_options",
 ]
 
@@ -91,7 +98,7 @@ class ExperimentOptions(BaseModel):
 
     name: str | None = None
     metric: str | None = None
-    mode: Literal["min", "max"] = "min"
+    mode: Mode = Mode.MIN
     tuner: str = "random"
     tuner_args: dict[str, Any] = Field(default_factory=dict)
     max_trials: int | None = Field(default=None, ge=1)
@@ -123,6 +130,18 @@ class ExperimentOptions(BaseModel):
         if not self.continue_on_failure:
             return 1
         return self.max_failed_trials or DEFAULT_MAX_FAILED_TRIALS
+
+
+def parse_stored_options(data: dict[str, Any]) -> ExperimentOptions:
+    """The options of an experiment as the store keeps them (``model_dump(mode="json")``).
+
+    Keys this version does not know (written by a newer hyperlab) are left out.
+
+    Raises:
+        ValidationError: when a known field holds a value the model refuses.
+    """
+    fields = ExperimentOptions.model_fields
+    return ExperimentOptions.model_validate({k: v for k, v in data.items() if k in fields})
 
 
 def validate_options(**options: Any) -> ExperimentOptions:
@@ -288,3 +307,94 @@ def _resolve_paths(config: ExperimentConfig, base: Path) -> ExperimentConfig:
     if config.working_dir is not None:
         update["working_dir"] = str((base / config.working_dir).resolve())
     return config.model_copy(update=update)
+
+
+# ---- registries: a name in the options picks an implementation ---------------------------
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Names (and aliases, such as NNI's spellings) of the implementations of one extension
+    point: tuners, executors, assessors.
+
+    An entry is a class, or its ``"package.module:Class"`` path, imported when first asked for,
+    so that ``import hyperlab`` stays cheap. A ``"package.module:Class"`` path that is not
+    registered is imported as well, so a config file can name a user's own class.
+
+    Args:
+        field: The option that names an implementation (``"tuner"``), for error messages.
+        base: The class every implementation must derive from.
+        entries: Name -> class or ``"module:Class"`` path.
+        aliases: Other name -> registered name.
+    """
+
+    def __init__(
+        self,
+        field: str,
+        base: type[T],
+        entries: dict[str, str | type[T]],
+        aliases: dict[str, str] | None = None,
+    ) -> None:
+        self.field = field
+        self.base = base
+        self._entries = dict(entries)
+        self._aliases = dict(aliases or {})
+
+    def register(self, name: str, entry: str | type[T], *, aliases: tuple[str, ...] = ()) -> None:
+        """Make ``entry`` (a class or its ``"module:Class"`` path) available as ``name``."""
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"register: expected a non-empty name, got {name!r}")
+        self._entries[name] = entry
+        for alias in aliases:
+            self._aliases[alias] = name
+
+    def names(self) -> list[str]:
+        """Every accepted name: registered names first, then aliases, each sorted."""
+        return sorted(self._entries) + sorted(self._aliases)
+
+    def get(self, name: str) -> type[T]:
+        """The class registered as ``name`` (or found at the path ``"module:Class"``).
+
+        Raises:
+            ConfigError: for an unknown name, listing the known ones, or a path that does not
+                import to a subclass of the base class.
+        """
+        key = self._aliases.get(name, name) if isinstance(name, str) else name
+        entry = self._entries.get(key) if isinstance(key, str) else None
+        if entry is None:
+            if not (isinstance(name, str) and re.fullmatch(r"[\w.]+:[\w.]+", name)):
+                raise ConfigError(
+                    f"{self.field}: unknown {self.field} {name!r}; known {self.field}s: "
+                    f"{', '.join(self.names())} (or a 'package.module:Class' path)"
+                )
+            entry = name
+        if isinstance(entry, str):
+            loaded = import_path(self.field, entry)
+            if not (isinstance(loaded, type) and issubclass(loaded, self.base)):
+                raise ConfigError(
+                    f"{self.field}: {entry!r} is {loaded!r}, not a subclass of "
+                    f"{self.base.__module__}.{self.base.__qualname__}"
+                )
+            if key in self._entries:
+                self._entries[key] = loaded
+            return loaded
+        return entry
+
+
+def import_path(field: str, path: str) -> Any:
+    """What ``"package.module:attribute"`` names; ConfigError naming ``field`` if it cannot
+    be imported."""
+    module_name, _, attr = path.partition(":")
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"{field}: cannot import {path!r}: {exc}") from None
+    return target
+
+
+def class_path(cls: type) -> str:
+    """``"package.module:Class"``: how a registry finds ``cls`` again in another process."""
+    return f"{cls.__module__}:{cls.__qualname__}"

@@ -1,4 +1,5 @@
-"""Plain records of trials and experiments: statuses, reports and the frozen ``Trial``.
+"""Plain records of trials and experiments: statuses, the optimisation mode, reports and the
+frozen ``Trial``.
 
 Tuners, assessors and users only ever see these immutable records; the driver owns the
 mutable state and produces a new record whenever a trial changes.
@@ -7,10 +8,11 @@ mutable state and produces a new record whenever a trial changes.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ExperimentStatus", "Report", "Trial", "TrialStatus"]
+__all__ = ["ExperimentStatus", "Mode", "Report", "Trial", "TrialStatus"]
 
 
 class TrialStatus(str, enum.Enum):
@@ -45,6 +47,41 @@ class ExperimentStatus(str, enum.Enum):
     def is_finished(self) -> bool:
         """True when no driver works on the experiment any more (DONE, STOPPED or ERROR)."""
         return self in (ExperimentStatus.DONE, ExperimentStatus.STOPPED, ExperimentStatus.ERROR)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Mode(str, enum.Enum):
+    """Which way an objective value is better: ``"min"`` or ``"max"``."""
+
+    MIN = "min"
+    MAX = "max"
+
+    @property
+    def sign(self) -> float:
+        """``1.0`` for MIN, ``-1.0`` for MAX: ``sign * value`` is a loss to minimise."""
+        return 1.0 if self is Mode.MIN else -1.0
+
+    def better(self, a: float, b: float | None) -> bool:
+        """True when value ``a`` is strictly better than ``b`` (anything beats None)."""
+        if b is None:
+            return True
+        return a < b if self is Mode.MIN else a > b
+
+    def ranked(self, trials: Iterable[Trial]) -> list[Trial]:
+        """The trials best first: those with a value by it (the earliest among equals), then
+        those without one in number order."""
+        sign = self.sign
+        return sorted(
+            trials,
+            key=lambda t: (t.value is None, 0.0 if t.value is None else sign * t.value, t.number),
+        )
+
+    def best(self, trials: Iterable[Trial]) -> Trial | None:
+        """The SUCCEEDED trial with the best value (the earliest among equals), or None."""
+        done = [t for t in trials if t.status is TrialStatus.SUCCEEDED and t.value is not None]
+        return self.ranked(done)[0] if done else None
 
     def __str__(self) -> str:
         return self.value

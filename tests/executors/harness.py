@@ -9,11 +9,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hyperlab.executors import Event, EventKind, Executor, TrialSpec
+from hyperlab.executors import END_EVENTS, Event, Executor, TrialSpec
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 PYTHON = shlex.quote(sys.executable)
-END_KINDS = (EventKind.FINISHED, EventKind.FAILED, EventKind.STOPPED)
 
 
 def script(name: str, *args: object, site: bool = False) -> str:
@@ -48,11 +47,12 @@ class Recorder:
         self.events.append(event)
         self.received.append(time.time())
 
-    def of(self, number: int, kind: EventKind | None = None) -> list[Event]:
-        return [e for e in self.events if e.number == number and kind in (None, e.kind)]
+    def of(self, number: int, kind: type | None = None) -> list[Event]:
+        """The events of trial ``number`` (of class ``kind`` only, if given), in order."""
+        return [e for e in self.events if e.number == number and isinstance(e, kind or object)]
 
     def end(self, number: int) -> Event:
-        (event,) = [e for e in self.of(number) if e.kind in END_KINDS]
+        (event,) = [e for e in self.of(number) if isinstance(e, END_EVENTS)]
         return event
 
     def received_at(self, event: Event) -> float:

@@ -13,7 +13,15 @@ import pytest
 import hyperlab
 from hyperlab import ExperimentStatus, TrialStatus
 from hyperlab import space as hs
-from hyperlab.executors import CommandTrial, EventKind, create_executor
+from hyperlab.executors import (
+    CommandTrial,
+    Failed,
+    Finished,
+    Reported,
+    Started,
+    Stopped,
+    create_executor,
+)
 from tests.executors.harness import (
     PYTHON,
     SCRIPTS,
@@ -70,34 +78,34 @@ def live_pids(folder: Path) -> list[int]:
 def test_reports_reach_the_driver_while_the_trial_runs(tmp_path):
     cmd = script("report_steps.py", "--steps", 3, "--sleep", 0.4)
     rec = drive(command(cmd), [spec(0, tmp_path)])
-    reports = rec.of(0, EventKind.REPORTED)
+    reports = rec.of(0, Reported)
     assert [e.step for e in reports] == [0, 1, 2]
     assert [e.metrics["loss"] for e in reports] == [0.0, 0.0, 0.0]
     end = rec.end(0)
-    assert end.kind is EventKind.FINISHED
+    assert isinstance(end, Finished)
     # the first report was delivered to the driver long before the trial's end
     assert rec.received_at(end) - rec.received_at(reports[0]) > 0.6
-    assert rec.events[0].kind is EventKind.STARTED
+    assert isinstance(rec.events[0], Started)
 
 
 def test_a_final_result_wins_over_the_intermediate_ones(tmp_path):
     cmd = script("report_steps.py", "--steps", 2, "--final", 0.125)
     rec = drive(command(cmd), [spec(0, tmp_path)])
     end = rec.end(0)
-    assert end.kind is EventKind.FINISHED and end.metrics == {"loss": 0.125}
-    assert len(rec.of(0, EventKind.REPORTED)) == 2
+    assert isinstance(end, Finished) and end.metrics == {"loss": 0.125}
+    assert len(rec.of(0, Reported)) == 2
 
 
 def test_exit_0_without_a_final_result_uses_the_last_intermediate_one(tmp_path):
     rec = drive(command(script("report_steps.py", "--steps", 4)), [spec(0, tmp_path, {"x": 2.0})])
     end = rec.end(0)
-    assert end.kind is EventKind.FINISHED and end.metrics["loss"] == 0.5
+    assert isinstance(end, Finished) and end.metrics["loss"] == 0.5
 
 
 def test_exit_0_without_any_result_fails(tmp_path):
     rec = drive(command("true"), [spec(0, tmp_path)])
     end = rec.end(0)
-    assert end.kind is EventKind.FAILED
+    assert isinstance(end, Failed)
     assert end.error == "the command exited 0 without reporting a result"
 
 
@@ -106,7 +114,7 @@ def test_a_non_zero_exit_fails_with_the_code_and_the_last_20_lines_of_stderr(tmp
     cmd = script("report_steps.py", "--steps", 1, "--final", 1, "--exit", 3, "--stderr", lines)
     rec = drive(command(cmd), [spec(0, tmp_path)])
     end = rec.end(0)
-    assert end.kind is EventKind.FAILED and end.metrics is None
+    assert isinstance(end, Failed) and not hasattr(end, "metrics")
     assert "exited with code 3" in end.error
     assert end.error.splitlines()[-20:] == [f"problem {i}" for i in range(6, 26)]
     assert "problem 5\n" not in end.error
@@ -116,7 +124,7 @@ def test_a_non_zero_exit_fails_with_the_code_and_the_last_20_lines_of_stderr(tmp
 def test_a_command_that_does_not_exist_fails_with_the_shells_message(tmp_path):
     rec = drive(command("no-such-command-hyperlab --x 1"), [spec(0, tmp_path)])
     end = rec.end(0)
-    assert end.kind is EventKind.FAILED
+    assert isinstance(end, Failed)
     assert "exited with code 127" in end.error
     assert "no-such-command-hyperlab" in end.error and "not found" in end.error
 
@@ -129,9 +137,9 @@ def test_any_program_can_report_by_appending_lines_to_the_channel(tmp_path):
         'printf \'{"tag": "rep\' >> "$HYPERLAB_CHANNEL"'
     )
     rec = drive(command(cmd), [spec(0, tmp_path)])
-    (report,) = rec.of(0, EventKind.REPORTED)
+    (report,) = rec.of(0, Reported)
     assert report.step == 7 and report.metrics == {"a": 1}
-    assert rec.end(0).kind is EventKind.FINISHED and rec.end(0).metrics == {"a": 1}
+    assert isinstance(rec.end(0), Finished) and rec.end(0).metrics == {"a": 1}
 
 
 def test_the_trial_folder_holds_params_channel_and_logs(tmp_path):
@@ -154,7 +162,7 @@ def test_timeout_kills_the_whole_group_including_a_grandchild(tmp_path):
     executor = command(grandchild_command(), trial_timeout=1.0)
     rec = drive(executor, [spec(0, tmp_path)], close=False)
     end = rec.end(0)
-    assert end.kind is EventKind.FAILED and "exceeded trial_timeout=1s" in end.error
+    assert isinstance(end, Failed) and "exceeded trial_timeout=1s" in end.error
     assert wait_dead(read_pids(tmp_path / "trials" / "0"), within=1.0) == []
     executor.close()
 
@@ -164,7 +172,7 @@ def test_stop_sends_sigterm_then_sigkill_after_the_grace(tmp_path):
     rec = drive(executor, [], close=False)
     executor.submit(spec(0, tmp_path))
     pids = live_pids(tmp_path / "trials" / "0")
-    while not rec.of(0, EventKind.REPORTED):
+    while not rec.of(0, Reported):
         executor.poll(0.05)
     asked = time.monotonic()
     executor.stop(0)
@@ -172,7 +180,7 @@ def test_stop_sends_sigterm_then_sigkill_after_the_grace(tmp_path):
         executor.poll(0.05)
     took = time.monotonic() - asked
     end = rec.end(0)
-    assert end.kind is EventKind.STOPPED and end.metrics == {"child": pids[2]}
+    assert isinstance(end, Stopped) and end.metrics == {"child": pids[2]}
     assert 0.3 <= took < 2.0, "SIGTERM is ignored: SIGKILL must follow after stop_grace"
     assert wait_dead(pids, within=1.0) == []
     executor.close()
@@ -186,14 +194,14 @@ def test_close_leaves_no_process_of_any_trial(tmp_path):
     pids = live_pids(tmp_path / "trials" / "0") + live_pids(tmp_path / "trials" / "1")
     executor.close()
     assert wait_dead(pids, within=0.5) == []
-    assert {rec.end(n).kind for n in (0, 1)} == {EventKind.STOPPED}
+    assert all(isinstance(rec.end(n), Stopped) for n in (0, 1))
     assert executor.running == 0
 
 
 def test_concurrency_is_respected(tmp_path):
     executor = command(script("record_devices.py", 0.4), concurrency=2)
     rec = drive(executor, [spec(n, tmp_path) for n in range(4)])
-    assert all(rec.end(n).kind is EventKind.FINISHED for n in range(4))
+    assert all(isinstance(rec.end(n), Finished) for n in range(4))
     spans = []
     for n in range(4):
         seen = json.loads((tmp_path / "trials" / str(n) / "devices.json").read_text())

@@ -17,7 +17,7 @@ from hyperlab import space as hs
 from hyperlab.executors import (
     CommandTrial,
     DevicePool,
-    EventKind,
+    Finished,
     create_executor,
     detect_gpus,
 )
@@ -178,7 +178,7 @@ def test_process_workers_are_started_with_their_devices_and_reused_per_device_se
     executor = create_executor("processes", objective, concurrency=2, devices=DevicePool([0, 1]))
     rec = drive(executor, [spec(n, tmp_path) for n in range(6)])
     results = [rec.end(n).metrics for n in range(6)]
-    assert all(rec.end(n).kind is EventKind.FINISHED for n in range(6))
+    assert all(isinstance(rec.end(n), Finished) for n in range(6))
     pids_of: dict[str, set[int]] = {}
     for metrics in results:
         assert metrics["cuda"] == ",".join(map(str, metrics["devices"]))
@@ -202,7 +202,7 @@ def test_thread_trials_see_their_devices_and_leave_the_environment_alone(tmp_pat
     executor = create_executor("threads", objective, concurrency=3, devices=pool)
     assert executor.free_slots == 2  # three slots, but two devices
     rec = drive(executor, [spec(n, tmp_path) for n in range(4)])
-    assert all(rec.end(n).kind is EventKind.FINISHED for n in range(4))
+    assert all(isinstance(rec.end(n), Finished) for n in range(4))
     assert len(seen) == 4 and {env for _, env, _ in seen} == {"untouched"}
     assert Counter(devices for devices, _, _ in seen) == {(4,): 2, (6,): 2}
     for device in ((4,), (6,)):

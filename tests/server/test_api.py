@@ -13,6 +13,7 @@ import urllib.request
 import pytest
 
 from hyperlab import ConfigError, ExperimentStatus, TrialStatus
+from hyperlab.config import ExperimentOptions
 from hyperlab.server import create_app, serve_in_background
 from hyperlab.store import ExperimentRecord, Store
 from tests.server import TestClient, populate, start_live, wait_for, wait_for_control
@@ -48,7 +49,7 @@ def test_lists_experiments_like_hyperlab_ls(client, exp_id):
 
 def test_experiment_record_has_config_space_counts_and_best(client, exp_id):
     body = client.get(f"/api/v1/experiments/{exp_id}").json()
-    assert body["config"]["metric"] == "loss" and body["config"]["tuner"] == "grid"
+    assert body["options"]["metric"] == "loss" and body["options"]["tuner"] == "grid"
     assert set(body["space"]) == {"x", "fail"}
     assert body["counts"] == {"SUCCEEDED": 3, "FAILED": 3}
     assert body["best"]["value"] == pytest.approx(0.1)
@@ -175,7 +176,7 @@ def test_controls_for_a_dead_driver_are_409_with_resume_hint(tmp_path):
             "crashed1",
             None,
             ExperimentStatus.RUNNING,
-            config={},
+            options=ExperimentOptions(),
             space={},
             seed=1,
             objective=None,
@@ -214,7 +215,7 @@ def test_live_experiment_obeys_patch_kill_and_stop(tmp_path):
                 ("set_max_duration", {"value": 300.0}, "pending"),
             ]
             for control_id in patched.json()["control_ids"]:
-                assert wait_for_control(client, control_id)["outcome"] == "ok"
+                assert wait_for_control(client, control_id)["state"] == "applied"
 
             def running() -> list[dict]:
                 trials = client.get(f"{base}/trials", params={"status": "RUNNING"}).json()
@@ -223,11 +224,11 @@ def test_live_experiment_obeys_patch_kill_and_stop(tmp_path):
             victim = wait_for(running, what="3 running trials")[0]["number"]
             killed = client.post(f"{base}/trials/{victim}/kill")
             assert killed.status_code == 202
-            assert wait_for_control(client, killed.json()["control_ids"][0])["outcome"] == "ok"
+            assert wait_for_control(client, killed.json()["control_ids"][0])["state"] == "applied"
 
             stopped = client.post(f"{base}/stop")
             assert stopped.status_code == 202
-            assert wait_for_control(client, stopped.json()["control_ids"][0])["outcome"] == "ok"
+            assert wait_for_control(client, stopped.json()["control_ids"][0])["state"] == "applied"
             exp.wait(timeout=10)
 
             body = client.get(base).json()

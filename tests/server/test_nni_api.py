@@ -10,6 +10,7 @@ import time
 import pytest
 
 from hyperlab import ExperimentStatus
+from hyperlab.config import ExperimentOptions
 from hyperlab.server import create_app
 from hyperlab.store import ExperimentRecord, Store
 from tests.server import TestClient, populate, start_live, wait_for, wait_for_control
@@ -192,7 +193,7 @@ def test_pending_stop_shows_as_stopping(tmp_path):
             "waiting1",
             None,
             ExperimentStatus.RUNNING,
-            config={},
+            options=ExperimentOptions(),
             space={},
             seed=1,
             objective=None,
@@ -227,7 +228,7 @@ def test_live_experiment_obeys_nni_updates_and_cancel(tmp_path):
                 )
                 assert response.status_code == 200, response.json()
                 control = wait_for_control(client, response.json()["control_ids"][0])
-                assert control["outcome"] == "ok"
+                assert control["state"] == "applied"
                 payloads.append((control["kind"], control["payload"]["value"]))
             assert payloads == [
                 ("set_concurrency", 2),
@@ -242,7 +243,8 @@ def test_live_experiment_obeys_nni_updates_and_cancel(tmp_path):
             victim = wait_for(two_running, what="2 running trial jobs")[0]["trialJobId"]
             cancelled = client.delete(f"{NNI}/trial-jobs/{victim}")
             assert cancelled.status_code == 200
-            assert wait_for_control(client, cancelled.json()["control_ids"][0])["outcome"] == "ok"
+            control_id = cancelled.json()["control_ids"][0]
+            assert wait_for_control(client, control_id)["state"] == "applied"
 
             def cancelled_job() -> dict | None:
                 job = client.get(f"{NNI}/trial-jobs/{victim}").json()

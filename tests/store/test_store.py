@@ -13,22 +13,31 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 from sqlalchemy import create_engine, event, text
 
 import hyperlab.store
+from hyperlab.config import ExperimentOptions
 from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError
 from hyperlab.store import (
     Control,
+    ControlKind,
+    ControlOutcome,
     ExperimentRecord,
     ExperimentSummary,
+    KillTrial,
+    SetConcurrency,
+    SetMaxDuration,
+    StopExperiment,
     Store,
     TrialEvent,
     TrialNotFound,
+    parse_request,
 )
 from hyperlab.store._engine import WRITE
-from hyperlab.store._schema import trials
+from hyperlab.store._schema import controls, trials
 from hyperlab.store._urls import resolve_storage
-from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
+from hyperlab.trial import ExperimentStatus, Mode, Report, Trial, TrialStatus
 
 SRC = str(Path(hyperlab.store.__file__).parents[2])
 
@@ -37,7 +46,7 @@ def record(experiment_id: str = "exp00001", **fields) -> ExperimentRecord:
     values = {
         "name": None,
         "status": ExperimentStatus.INITIALIZED,
-        "config": {"metric": "loss", "mode": "min"},
+        "options": ExperimentOptions(metric="loss"),
         "space": {"x": {"_type": "uniform", "_value": [0, 1]}},
         "seed": 42,
         "objective": None,
@@ -55,6 +64,12 @@ def trial(number: int, experiment_id: str = "exp00001", **fields) -> Trial:
 def done(number: int, value: float | None, experiment_id: str = "exp00001", **fields) -> Trial:
     fields.setdefault("status", TrialStatus.SUCCEEDED)
     return trial(number, experiment_id, value=value, metrics={"loss": value}, **fields)
+
+
+def controls_of(store: Store) -> list:
+    """Every row of the controls table, as stored."""
+    with store._read() as conn:
+        return conn.execute(controls.select().order_by(controls.c.id)).all()
 
 
 def count_selects(store: Store) -> list[str]:
@@ -149,6 +164,46 @@ def test_newer_schema_version_is_refused(persistent_storage: str) -> None:
         Store.open(persistent_storage)
 
 
+def test_a_version_1_store_is_migrated_when_first_opened(persistent_storage: str) -> None:
+    """Version 1 kept ``objective_ref`` in the options and outcomes as ``"ok"``/``"error: ..."``."""
+    store = Store.open(persistent_storage)
+    store.create_experiment(record(objective_ref="old:f"))
+    done_ok = store.send_control("exp00001", StopExperiment())
+    done_bad = store.send_control("exp00001", KillTrial(number=3))
+    store.send_control("exp00001", StopExperiment())  # still pending
+    store.close()
+    engine = create_engine(resolve_storage(persistent_storage).url)
+    with engine.begin() as conn:  # back to version 1, as an older hyperlab wrote it
+        for table, column in (("experiments", "objective_ref"), ("experiments", "tuner")):
+            conn.execute(text(f"ALTER TABLE {table} DROP COLUMN {column}"))
+        conn.execute(text("ALTER TABLE controls DROP COLUMN applied"))
+        conn.execute(
+            text("UPDATE experiments SET config = :c"),
+            {"c": '{"metric": "loss", "mode": "max", "objective_ref": "old:f"}'},
+        )
+        conn.execute(
+            text(f"UPDATE controls SET applied_at = 5, outcome = 'ok' WHERE id = {done_ok}")
+        )
+        conn.execute(
+            text(
+                f"UPDATE controls SET applied_at = 6, outcome = 'error: gone' WHERE id = {done_bad}"
+            )
+        )
+        conn.execute(text("UPDATE hyperlab_meta SET value = '1' WHERE key = 'schema_version'"))
+    engine.dispose()
+    migrated = Store.open(persistent_storage)
+    rec = migrated.get_experiment("exp00001")
+    assert rec.objective_ref == "old:f" and rec.tuner is None
+    assert rec.options == ExperimentOptions(metric="loss", mode="max")
+    assert migrated.get_control(done_ok).outcome == ControlOutcome.ok()
+    assert migrated.get_control(done_bad).outcome == ControlOutcome.rejected("gone")
+    assert len(migrated.pending_controls("exp00001")) == 1
+    migrated.close()
+    with create_engine(resolve_storage(persistent_storage).url).connect() as conn:
+        version = conn.execute(text("SELECT value FROM hyperlab_meta")).scalar()
+    assert version == str(hyperlab.store.SCHEMA_VERSION)
+
+
 def test_a_database_with_other_tables_is_not_touched(persistent_storage: str) -> None:
     engine = create_engine(resolve_storage(persistent_storage).url)
     with engine.begin() as conn:
@@ -212,7 +267,9 @@ def test_experiment_round_trip(store: Store) -> None:
         "abc12345",
         name="tuning ünïcode",
         status=ExperimentStatus.RUNNING,
-        config={"metric": "acc", "mode": "max", "nested": {"a": [1, 2.5, None, True]}},
+        options=ExperimentOptions(metric="acc", mode="max", tuner_args={"a": [1, 2.5, None, True]}),
+        objective_ref="train:objective",
+        tuner=b"\x80tuner",
         space={"lr": {"_type": "loguniform", "_value": [1e-5, 1.0]}},
         seed=2**62 + 7,
         objective=b"\x00\x80pickle\xff" * 100,
@@ -249,7 +306,7 @@ def test_unknown_experiment(store: Store) -> None:
         lambda: store.get_trial("nope1234", 0),
         lambda: store.get_trial_events("nope1234"),
         lambda: store.delete_experiment("nope1234"),
-        lambda: store.send_control("nope1234", "stop"),
+        lambda: store.send_control("nope1234", StopExperiment()),
     ):
         with pytest.raises(ExperimentNotFound, match="nope1234"):
             call()
@@ -260,7 +317,7 @@ def test_update_experiment_is_buffered_and_merged(store: Store, other: Store) ->
     store.create_experiment(record())
     store.update_experiment("exp00001", status=ExperimentStatus.RUNNING, started_at=5.0)
     store.update_experiment("exp00001", heartbeat_at=6.0, driver_pid=7, driver_host="h")
-    store.update_experiment("exp00001", heartbeat_at=8.0, config={"mode": "max"})
+    store.update_experiment("exp00001", heartbeat_at=8.0, options=ExperimentOptions(mode="max"))
     assert store.pending == 1
     if other is not store:
         assert other.get_experiment("exp00001").status is ExperimentStatus.INITIALIZED
@@ -268,7 +325,7 @@ def test_update_experiment_is_buffered_and_merged(store: Store, other: Store) ->
     assert store.pending == 0
     got = other.get_experiment("exp00001")
     assert (got.status, got.started_at, got.heartbeat_at) == (ExperimentStatus.RUNNING, 5.0, 8.0)
-    assert (got.driver_pid, got.driver_host, got.config) == (7, "h", {"mode": "max"})
+    assert (got.driver_pid, got.driver_host, got.options) == (7, "h", ExperimentOptions(mode="max"))
     assert got.space == record().space
 
 
@@ -400,9 +457,7 @@ def test_status_events_across_flushes_attempts_and_stores(store: Store, storage:
 
 
 def test_non_finite_floats_round_trip(store: Store) -> None:
-    store.create_experiment(
-        record(config={"mode": "min", "threshold": math.inf}, space={"fill": ["NaN", math.nan]})
-    )
+    store.create_experiment(record(space={"fill": ["NaN", math.nan, math.inf]}))
     params = {
         "nan": math.nan,
         "inf": math.inf,
@@ -429,8 +484,8 @@ def test_non_finite_floats_round_trip(store: Store) -> None:
     assert first.reports[0].metrics["loss"] == -math.inf
     assert math.isnan(first.reports[0].metrics["acc"])
     rec = store.get_experiment("exp00001")
-    assert rec.config["threshold"] == math.inf
     assert rec.space["fill"][0] == "NaN" and math.isnan(rec.space["fill"][1])
+    assert rec.space["fill"][2] == math.inf
 
 
 def test_values_that_are_not_json_fail_the_put(store: Store) -> None:
@@ -546,18 +601,18 @@ def test_reads_from_other_threads_while_the_driver_writes(store: Store) -> None:
 
 def test_list_experiments_counts_and_best_per_mode(store: Store) -> None:
     store.create_experiment(
-        record("minexp01", name="low", created_at=100.0, config={"mode": "min", "max_trials": 10})
+        record("minexp01", name="low", created_at=100.0, options=ExperimentOptions(max_trials=10))
     )
     store.create_experiment(
         record(
             "maxexp01",
             created_at=300.0,
-            config={"mode": "max"},
+            options=ExperimentOptions(mode="max"),
             status=ExperimentStatus.RUNNING,
             started_at=301.0,
         )
     )
-    store.create_experiment(record("emptyexp", created_at=200.0, config={}))
+    store.create_experiment(record("emptyexp", created_at=200.0, options=ExperimentOptions()))
     for eid in ("minexp01", "maxexp01"):
         store.put_trial(done(0, 2.0, eid))
         store.put_trial(done(1, 5.0, eid))
@@ -576,6 +631,7 @@ def test_list_experiments_counts_and_best_per_mode(store: Store) -> None:
         id="minexp01",
         name="low",
         status=ExperimentStatus.INITIALIZED,
+        mode=Mode.MIN,
         created_at=100.0,
         started_at=None,
         finished_at=None,
@@ -603,7 +659,7 @@ def test_delete_experiment_removes_everything_it_owns(store: Store) -> None:
         store.create_experiment(record(eid))
         store.put_trial(trial(0, eid))
         store.add_report(eid, 0, Report(0, {"loss": 1.0}, 1.0))
-        store.send_control(eid, "stop")
+        store.send_control(eid, StopExperiment())
     store.flush()
     store.delete_experiment("doomed01")
     with pytest.raises(ExperimentNotFound):
@@ -626,43 +682,72 @@ def test_delete_experiment_removes_everything_it_owns(store: Store) -> None:
 
 def test_control_lifecycle(store: Store, other: Store) -> None:
     store.create_experiment(record())
-    first = store.send_control("exp00001", "stop")
-    second = store.send_control("exp00001", "set_concurrency", {"value": 4})
-    assert second > first
+    first = store.send_control("exp00001", StopExperiment())
+    second = store.send_control("exp00001", SetConcurrency(value=4))
+    third = store.send_control("exp00001", KillTrial(number=7))
+    assert first < second < third
     pending = other.pending_controls("exp00001")
     assert pending == [
-        Control(first, "exp00001", "stop", {}, 1000.0),
-        Control(second, "exp00001", "set_concurrency", {"value": 4}, 1001.0),
+        Control(first, "exp00001", StopExperiment(), 1000.0),
+        Control(second, "exp00001", SetConcurrency(value=4), 1001.0),
+        Control(third, "exp00001", KillTrial(number=7), 1002.0),
     ]
-    store.finish_control(first, "ok")
-    assert store.pending == 1
+    assert [c.kind for c in pending] == [
+        ControlKind.STOP,
+        ControlKind.SET_CONCURRENCY,
+        ControlKind.KILL_TRIAL,
+    ]
+    store.finish_control(first, ControlOutcome.ok())
+    store.finish_control(third, ControlOutcome.rejected("trial 7 is not running"))
+    assert store.pending == 2
     assert [c.id for c in store.pending_controls("exp00001")] == [second]  # at once
     if other is not store:
-        assert [c.id for c in other.pending_controls("exp00001")] == [first, second]
+        assert [c.id for c in other.pending_controls("exp00001")] == [first, second, third]
     store.flush()
     assert [c.id for c in other.pending_controls("exp00001")] == [second]
     applied = other.get_control(first)
-    assert (applied.outcome, applied.applied_at) == ("ok", 1002.0)
-    assert other.get_control(second).applied_at is None
+    assert (applied.outcome, applied.applied_at) == (ControlOutcome.ok(), 1003.0)
+    rejected = other.get_control(third)
+    assert rejected.outcome == ControlOutcome(False, "trial 7 is not running")
+    assert (
+        other.get_control(second).applied_at is None and other.get_control(second).outcome is None
+    )
     with pytest.raises(StoreError, match="no control request 999"):
         other.get_control(999)
 
 
 def test_pending_controls_is_one_cheap_query(store: Store) -> None:
     store.create_experiment(record())
-    store.send_control("exp00001", "stop")
+    store.send_control("exp00001", StopExperiment())
     selects = count_selects(store)
     for _ in range(20):
         store.pending_controls("exp00001")
     assert len(selects) == 20
 
 
-def test_control_kind_and_payload_are_checked(store: Store) -> None:
+def test_control_requests_are_typed_and_checked(store: Store) -> None:
+    with pytest.raises(ValidationError, match="greater than or equal to 1"):
+        SetConcurrency(value=0)
+    with pytest.raises(ConfigError, match="control 'explode'"):
+        parse_request("explode", {})
+    with pytest.raises(ConfigError, match="number"):
+        parse_request("kill_trial", {"number": "x"})
+    assert parse_request("set_max_duration", {"value": 3}) == SetMaxDuration(value=3.0)
+
+
+def test_a_control_this_version_cannot_read_is_rejected_not_fatal(store: Store) -> None:
     store.create_experiment(record())
-    with pytest.raises(ConfigError, match="control kind"):
-        store.send_control("exp00001", "")
-    with pytest.raises(TypeError, match="must be JSON types"):
-        store.send_control("exp00001", "stop", {"x": object()})
+    with store._write("test") as conn:  # as a newer hyperlab would have written it
+        conn.execute(
+            controls.insert().values(
+                experiment_id="exp00001", kind="rewind", payload={}, created_at=1.0
+            )
+        )
+    stop = store.send_control("exp00001", StopExperiment())
+    assert [c.id for c in store.pending_controls("exp00001")] == [stop]
+    store.flush()
+    (rejected,) = [c for c in controls_of(store) if c.applied_at is not None]
+    assert rejected.applied is False and "control 'rewind'" in rejected.outcome
 
 
 # ---- SQLite specifics ----------------------------------------------------------------------
@@ -696,11 +781,14 @@ def test_sqlite_writes_begin_immediate_and_reads_deferred(tmp_path: Path) -> Non
 
 _WRITER = """
 import sys
+from hyperlab.config import ExperimentOptions
 from hyperlab.store import ExperimentRecord, Store
 from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
 store = Store.open(sys.argv[1])
 eid = sys.argv[2]
-store.create_experiment(ExperimentRecord(eid, None, ExperimentStatus.RUNNING, {}, {}, 0, None, 0.0))
+store.create_experiment(
+    ExperimentRecord(eid, None, ExperimentStatus.RUNNING, ExperimentOptions(), {}, 0, None, 0.0)
+)
 print("ready", flush=True)
 for batch in range(40):
     for n in range(batch * 10, batch * 10 + 10):

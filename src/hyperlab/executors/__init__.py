@@ -6,9 +6,16 @@ places trials on GPUs.
 
 from hyperlab.executors._command import CommandTrial
 from hyperlab.executors.base import (
+    END_EVENTS,
+    EXECUTORS,
     Event,
-    EventKind,
     Executor,
+    Failed,
+    Finished,
+    Reported,
+    Started,
+    Stopped,
+    TrialEnd,
     TrialSpec,
     create_executor,
     executor_class,
@@ -18,11 +25,18 @@ from hyperlab.executors.base import (
 from hyperlab.executors.devices import DevicePool, detect_gpus
 
 __all__ = [
+    "END_EVENTS",
+    "EXECUTORS",
     "CommandTrial",
     "DevicePool",
     "Event",
-    "EventKind",
     "Executor",
+    "Failed",
+    "Finished",
+    "Reported",
+    "Started",
+    "Stopped",
+    "TrialEnd",
     "TrialSpec",
     "create_executor",
     "detect_gpus",

@@ -6,7 +6,7 @@ import time
 from collections import deque
 
 from hyperlab.executors._run import make_context, run_trial
-from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
+from hyperlab.executors.base import Executor, Reported, Started, Stopped, TrialSpec
 from hyperlab.reporting import TrialContext
 
 __all__ = ["InProcessExecutor"]
@@ -46,17 +46,17 @@ class InProcessExecutor(Executor):
         number = spec.number
 
         def emit(step: int, metrics: dict) -> None:
-            listener(Event(EventKind.REPORTED, number, time.time(), step=step, metrics=metrics))
+            listener(Reported(number, time.time(), step, metrics))
 
         deadline = None if self.trial_timeout is None else time.monotonic() + self.trial_timeout
         ctx = make_context(spec, emit, deadline=deadline)
         self._ctx = ctx
         try:
-            listener(Event(EventKind.STARTED, number, time.time()))
-            kind, metrics, error = run_trial(self.objective, ctx)
+            listener(Started(number, time.time()))
+            end = run_trial(self.objective, ctx)
         finally:
             self._ctx = None
-        listener(Event(kind, number, time.time(), metrics=metrics, error=error))
+        listener(end)
 
     def stop(self, number: int) -> None:
         if self._ctx is not None and self._ctx.number == number:
@@ -65,7 +65,7 @@ class InProcessExecutor(Executor):
         for spec in self._queue:
             if spec.number == number:
                 self._queue.remove(spec)
-                self.listener(Event(EventKind.STOPPED, number, time.time()))
+                self.listener(Stopped(number, time.time()))
                 return
 
     def close(self) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 from hyperlab.errors import TrialStopped
-from hyperlab.executors.base import EventKind, TrialSpec
+from hyperlab.executors.base import Failed, Finished, Stopped, TrialEnd, TrialSpec
 from hyperlab.reporting import (
     Emit,
     TrialContext,
@@ -34,29 +35,28 @@ def make_context(spec: TrialSpec, emit: Emit, *, deadline: float | None = None) 
     )
 
 
-def run_trial(
-    objective: Callable[..., Any], ctx: TrialContext
-) -> tuple[EventKind, dict | None, str | None]:
-    """Run ``objective`` with ``ctx`` as the current trial.
+def run_trial(objective: Callable[..., Any], ctx: TrialContext) -> TrialEnd:
+    """Run ``objective`` with ``ctx`` as the current trial; how it ended, stamped now.
 
     Returns:
-        ``(FINISHED, final metrics, None)``, ``(STOPPED, last report, None)`` or
-        ``(FAILED, None, error text)``. ``KeyboardInterrupt`` and ``SystemExit`` propagate.
+        ``Finished`` with the final metrics, ``Stopped`` with the last report, or ``Failed``
+        with the error's text. ``KeyboardInterrupt`` and ``SystemExit`` propagate.
     """
     token = activate(ctx)
+    number = ctx.number
     try:
         metrics = run_objective(objective, ctx)
     except TrialStopped:
-        return EventKind.STOPPED, ctx.last, None
+        return Stopped(number, time.time(), ctx.last)
     except TrialTimeout as exc:
-        return EventKind.FAILED, None, str(exc)
+        return Failed(number, time.time(), str(exc))
     except Exception:
-        return EventKind.FAILED, None, format_error()
+        return Failed(number, time.time(), format_error())
     finally:
         deactivate(token)
     if metrics is None:
-        return EventKind.FAILED, None, "the objective returned None and reported no result"
-    return EventKind.FINISHED, metrics, None
+        return Failed(number, time.time(), "the objective returned None and reported no result")
+    return Finished(number, time.time(), metrics)
 
 
 def format_error() -> str:

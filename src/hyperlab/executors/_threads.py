@@ -7,7 +7,17 @@ import threading
 import time
 
 from hyperlab.executors._run import make_context, run_trial
-from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
+from hyperlab.executors.base import (
+    END_EVENTS,
+    Event,
+    Executor,
+    Failed,
+    Reported,
+    Started,
+    Stopped,
+    TrialEnd,
+    TrialSpec,
+)
 from hyperlab.reporting import TrialContext
 
 __all__ = ["ThreadExecutor"]
@@ -46,7 +56,7 @@ class ThreadExecutor(Executor):
         number = spec.number
 
         def emit(step: int, metrics: dict) -> None:
-            put(Event(EventKind.REPORTED, number, time.time(), step=step, metrics=metrics))
+            put(Reported(number, time.time(), step, metrics))
 
         ctx = make_context(spec, emit)
         self._active[number] = ctx
@@ -59,12 +69,13 @@ class ThreadExecutor(Executor):
         thread.start()
 
     def _work(self, ctx: TrialContext) -> None:
-        self._events.put(Event(EventKind.STARTED, ctx.number, time.time()))
+        self._events.put(Started(ctx.number, time.time()))
+        end: TrialEnd
         try:
-            kind, metrics, error = run_trial(self.objective, ctx)
+            end = run_trial(self.objective, ctx)
         except BaseException as exc:  # SystemExit / KeyboardInterrupt raised by trial code
-            kind, metrics, error = EventKind.FAILED, None, f"{type(exc).__name__}: {exc}"
-        self._events.put(Event(kind, ctx.number, time.time(), metrics=metrics, error=error))
+            end = Failed(ctx.number, time.time(), f"{type(exc).__name__}: {exc}")
+        self._events.put(end)
 
     def poll(self, timeout: float) -> None:
         if self._deadlines:
@@ -84,7 +95,7 @@ class ThreadExecutor(Executor):
     def _deliver(self, event: Event) -> None:
         if event.number not in self._active:
             return  # a trial that was already failed for its timeout
-        if event.kind in (EventKind.FINISHED, EventKind.FAILED, EventKind.STOPPED):
+        if isinstance(event, END_EVENTS):
             del self._active[event.number]
             self._deadlines.pop(event.number, None)
             self._threads.pop(event.number, None)
@@ -95,14 +106,8 @@ class ThreadExecutor(Executor):
         for number, deadline in list(self._deadlines.items()):
             if deadline <= now:
                 self._active[number].request_stop()
-                self._deliver(
-                    Event(
-                        EventKind.FAILED,
-                        number,
-                        time.time(),
-                        error=f"trial exceeded trial_timeout={self.trial_timeout:g}s",
-                    )
-                )
+                error = f"trial exceeded trial_timeout={self.trial_timeout:g}s"
+                self._deliver(Failed(number, time.time(), error))
 
     def stop(self, number: int) -> None:
         ctx = self._active.get(number)
@@ -117,4 +122,4 @@ class ThreadExecutor(Executor):
             thread.join(max(0.0, end - time.monotonic()))
         self.poll(0)
         for number in list(self._active):  # ignored the stop request: abandon the thread
-            self._deliver(Event(EventKind.STOPPED, number, time.time()))
+            self._deliver(Stopped(number, time.time()))

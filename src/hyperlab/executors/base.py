@@ -3,29 +3,37 @@
 An executor knows nothing about tuners, assessors or the store. The driver ``submit``s
 ``TrialSpec``s and calls ``poll``; the executor hands every ``Event`` to the listener given to
 ``open``, always in the thread that called ``poll`` (so the driver's thread alone touches the
-experiment's state). Every submitted trial ends with exactly one FINISHED, FAILED or STOPPED
-event, and ``close`` leaves no trial running.
+experiment's state). Events are frozen records, one class per kind (``Started``, ``Reported``,
+``Finished``, ``Failed``, ``Stopped``). Every submitted trial ends with exactly one
+``Finished``, ``Failed`` or ``Stopped``, after its ``Started`` and ``Reported`` events, and
+``close`` leaves no trial running. ``hyperlab.testing.ExecutorContract`` checks all of this.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from hyperlab.config import Registry
 from hyperlab.errors import ConfigError, HyperlabError
 
 if TYPE_CHECKING:
     from hyperlab.executors.devices import DevicePool
 
 __all__ = [
+    "END_EVENTS",
+    "EXECUTORS",
     "Event",
-    "EventKind",
     "Executor",
+    "Failed",
+    "Finished",
+    "Reported",
+    "Started",
+    "Stopped",
+    "TrialEnd",
     "TrialSpec",
     "create_executor",
     "executor_class",
@@ -34,26 +42,59 @@ __all__ = [
 ]
 
 
-class EventKind(enum.Enum):
-    """What happened to a trial."""
+@dataclass(frozen=True, slots=True)
+class Started:
+    """The trial's code began to run (``time`` is epoch seconds, as in every event)."""
 
-    STARTED = "started"
-    REPORTED = "reported"
-    FINISHED = "finished"  # the objective returned: ``metrics`` is its final result (or None)
-    FAILED = "failed"  # it raised, crashed or timed out: ``error`` says how
-    STOPPED = "stopped"  # it ended because ``stop`` asked it to
-
-
-@dataclass(slots=True)
-class Event:
-    """One thing a trial did. ``time`` is epoch seconds."""
-
-    kind: EventKind
     number: int
     time: float
-    step: int | None = None
-    metrics: dict | None = None
-    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reported:
+    """The trial reported an intermediate result."""
+
+    number: int
+    time: float
+    step: int
+    metrics: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The objective returned: ``metrics`` is its final result."""
+
+    number: int
+    time: float
+    metrics: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The trial raised, crashed, or timed out: ``error`` says how."""
+
+    number: int
+    time: float
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """The trial ended because ``stop`` asked it to; ``metrics`` is its last report, if any."""
+
+    number: int
+    time: float
+    metrics: dict[str, Any] | None = None
+
+
+Event = Started | Reported | Finished | Failed | Stopped
+"""Everything an executor tells the driver: one frozen record per kind."""
+
+TrialEnd = Finished | Failed | Stopped
+"""The three ways a trial ends; every submitted trial ends with exactly one."""
+
+END_EVENTS = (Finished, Failed, Stopped)
+"""The classes of ``TrialEnd``, for ``isinstance``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +137,9 @@ class Executor(ABC):
     name: ClassVar[str]
     runs_outside: ClassVar[bool] = False
     """True when trials run outside the driver's process: the store is flushed before submit."""
+    objective_bytes: bytes | None = None
+    """The objective as this executor pickled it for other processes, if it did (the store
+    keeps it for ``resume``, so it is pickled once)."""
 
     def __init__(
         self,
@@ -134,7 +178,7 @@ class Executor(ABC):
             return
 
         def release_then(event: Event) -> None:
-            if event.kind in _END_KINDS:
+            if isinstance(event, END_EVENTS):
                 held = self._held.pop(event.number, None)
                 if held is not None:
                     self.devices.release(held)
@@ -189,43 +233,36 @@ class Executor(ABC):
         """Stop every trial, wait ``stop_grace`` at most, kill what is left, release resources."""
 
 
-_END_KINDS = frozenset((EventKind.FINISHED, EventKind.FAILED, EventKind.STOPPED))
-
-
 def _drop(event: Event) -> None:
     """Listener of an executor that has not been opened."""
 
 
-_REGISTRY: dict[str, str | type[Executor]] = {
-    "inprocess": "hyperlab.executors._inprocess:InProcessExecutor",
-    "threads": "hyperlab.executors._threads:ThreadExecutor",
-    "processes": "hyperlab.executors._processes:ProcessExecutor",
-    "command": "hyperlab.executors._command:CommandExecutor",
-}
+EXECUTORS: Registry[Executor] = Registry(
+    "executor",
+    Executor,
+    {
+        "inprocess": "hyperlab.executors._inprocess:InProcessExecutor",
+        "threads": "hyperlab.executors._threads:ThreadExecutor",
+        "processes": "hyperlab.executors._processes:ProcessExecutor",
+        "command": "hyperlab.executors._command:CommandExecutor",
+    },
+)
+"""Executor names for ``executor=``, and users' own (``register_executor``)."""
 
 
 def register_executor(name: str, cls: type[Executor] | str) -> None:
     """Make an executor class (or its ``"module:Class"`` path) available under ``name``."""
-    _REGISTRY[name] = cls
+    EXECUTORS.register(name, cls)
 
 
 def executor_names() -> list[str]:
     """The names ``executor=`` accepts."""
-    return sorted(_REGISTRY)
+    return EXECUTORS.names()
 
 
 def executor_class(name: str) -> type[Executor]:
     """The executor class registered as ``name``; ``ConfigError`` listing the known names."""
-    try:
-        entry = _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ConfigError(
-            f"executor: unknown executor {name!r}; known executors: {', '.join(executor_names())}"
-        ) from None
-    if isinstance(entry, str):
-        module, _, attr = entry.partition(":")
-        entry = _REGISTRY[name] = getattr(importlib.import_module(module), attr)
-    return entry
+    return EXECUTORS.get(name)
 
 
 def create_executor(name: str, objective: Callable[..., Any], **options: Any) -> Executor:

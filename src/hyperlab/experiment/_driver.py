@@ -11,26 +11,44 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
 import traceback
 from collections import deque
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from hyperlab.config import ExperimentOptions
-from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
+from hyperlab.executors.base import (
+    Event,
+    Executor,
+    Failed,
+    Finished,
+    Reported,
+    Started,
+    TrialSpec,
+)
+from hyperlab.experiment._clock import SYSTEM_CLOCK, Clock
 from hyperlab.experiment._progress import ProgressDisplay
 from hyperlab.reporting import is_finite_number
-from hyperlab.store import ExperimentRecord, Store
+from hyperlab.store import (
+    HEARTBEAT_INTERVAL,
+    ControlOutcome,
+    ControlRequest,
+    ExperimentRecord,
+    KillTrial,
+    SetConcurrency,
+    SetMaxDuration,
+    SetMaxTrials,
+    StopExperiment,
+    Store,
+)
 from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
 from hyperlab.tuners.base import Tuner
 
 FLUSH_INTERVAL = 0.1  # seconds between group commits
 CONTROL_INTERVAL = 0.1  # seconds between reads of the control table
-HEARTBEAT_INTERVAL = 5.0
 POLL_TIMEOUT = 0.05
 
 
@@ -69,7 +87,8 @@ class Driver:
         history: Trials already in the store (on resume), in number order.
         experiment_dir: Folder under which each trial gets ``trials/<number>/``.
         progress: Show a live progress bar.
-        clock: Wall clock (epoch seconds); injectable for tests.
+        clock: Where time comes from: stamps, the ``max_duration`` budget, heartbeats,
+            flush and control intervals; a ``hyperlab.testing.FakeClock`` in simulated time.
     """
 
     def __init__(
@@ -80,14 +99,13 @@ class Driver:
         tuner: Tuner,
         executor: Executor,
         *,
-        history: list[Trial] = (),  # type: ignore[assignment]
+        history: list[Trial] | None = None,
         experiment_dir: Path,
         progress: bool = False,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.store = store
         self.id = record.id
-        self.config = dict(record.config)
         self.trial_seed = TrialSeeds(record.seed)
         self.options = options
         self.tuner = tuner
@@ -95,8 +113,6 @@ class Driver:
         self.trials_dir = str(experiment_dir / "trials")
         self.clock = clock
         self.started = threading.Event()
-        self.max_trials = options.max_trials
-        self.max_duration = options.max_duration
         self.active: dict[int, Trial] = {}
         self.requeue: deque[Trial] = deque()
         self.stop_reasons: dict[int, TrialStatus] = {}
@@ -109,7 +125,7 @@ class Driver:
         self.error: str | None = None
         self.status = record.status
         self.progress = ProgressDisplay(self.id, options.max_trials) if progress else None
-        self._replay(history)
+        self._replay(history or [])
 
     def _replay(self, history: list[Trial]) -> None:
         """Feed finished trials to the tuner in number order; re-queue the interrupted ones."""
@@ -132,11 +148,17 @@ class Driver:
 
     # ---- the loop -------------------------------------------------------------------------
 
+    @property
+    def max_trials(self) -> int | None:
+        """Trials to create at most (changed by a ``SetMaxTrials`` control)."""
+        return self.options.max_trials
+
     def run(self) -> ExperimentStatus:
         """Run until the budget is spent, a stop is requested, or too many trials fail."""
-        now = self.clock()
+        now = self.clock.time()
         self._set_status(
             ExperimentStatus.RUNNING,
+            options=self.options,  # a resume may have changed the budget
             started_at=now,
             driver_host=socket.gethostname(),
             driver_pid=os.getpid(),
@@ -145,7 +167,8 @@ class Driver:
         self.store.flush()
         self.executor.open(self._on_event)
         self.started.set()
-        self._t0 = self._last_flush = self._last_control = self._last_beat = time.monotonic()
+        tick = self.clock.monotonic()
+        self._t0 = self._last_flush = self._last_control = self._last_beat = tick
         try:
             while True:
                 self._housekeeping()
@@ -178,19 +201,16 @@ class Driver:
 
         Called by the loop and on every report, so long in-process trials are covered too.
         """
-        tick = time.monotonic()
+        tick = self.clock.monotonic()
         if tick - self._last_control >= CONTROL_INTERVAL:
             self._last_control = tick
             self._apply_controls()
-        if (
-            self.max_duration is not None
-            and self.ending is None
-            and tick - self._t0 >= self.max_duration
-        ):
+        max_duration = self.options.max_duration
+        if max_duration is not None and self.ending is None and tick - self._t0 >= max_duration:
             self._end(ExperimentStatus.DONE, TrialStatus.SYS_CANCELED)
         if tick - self._last_beat >= HEARTBEAT_INTERVAL:
             self._last_beat = tick
-            self.store.update_experiment(self.id, heartbeat_at=self.clock())
+            self.store.update_experiment(self.id, heartbeat_at=self.clock.time())
         if tick - self._last_flush >= FLUSH_INTERVAL and self.store.pending:
             self._last_flush = tick
             self.store.flush()
@@ -202,7 +222,7 @@ class Driver:
         try:
             self.executor.close()
         finally:
-            now = self.clock()
+            now = self.clock.time()
             for trial in list(self.active.values()):  # e.g. an in-process trial hit by Ctrl-C
                 self._finish(trial, self.stop_reasons.pop(trial.number, reason), now)
             status = self.ending or ExperimentStatus.DONE
@@ -262,7 +282,7 @@ class Driver:
             (),
             None,
             self.trial_seed(number),
-            self.clock(),
+            self.clock.time(),
         )
 
     def _spec(self, trial: Trial) -> TrialSpec:
@@ -281,14 +301,13 @@ class Driver:
         trial = self.active.get(event.number)
         if trial is None:
             return
-        kind = event.kind
-        if kind is EventKind.REPORTED:
+        if isinstance(event, Reported):
             metrics = self._normalize(event.metrics)
             self.store.add_report(
                 self.id, trial.number, Report(event.step, metrics, event.time, trial.attempt)
             )
             self._housekeeping()
-        elif kind is EventKind.STARTED:
+        elif isinstance(event, Started):
             trial = Trial(
                 self.id,
                 trial.number,
@@ -301,26 +320,26 @@ class Driver:
             )
             self.active[trial.number] = trial
             self.store.put_trial(trial)
-        elif kind is EventKind.FINISHED:
+        elif isinstance(event, Finished):
             metrics = self._normalize(event.metrics)
             value, error = self._objective_value(metrics)
             status = TrialStatus.SUCCEEDED if error is None else TrialStatus.FAILED
             self._finish(trial, status, event.time, value=value, metrics=metrics, error=error)
-        elif kind is EventKind.FAILED:
+        elif isinstance(event, Failed):
             self._finish(trial, TrialStatus.FAILED, event.time, error=event.error)
         else:
             status = self.stop_reasons.pop(trial.number, TrialStatus.USER_CANCELED)
             metrics = self._normalize(event.metrics) if event.metrics else {}
             self._finish(trial, status, event.time, metrics=metrics)
 
-    def _normalize(self, metrics: dict) -> dict:
+    def _normalize(self, metrics: dict[str, Any]) -> dict[str, Any]:
         """A bare reported value (key ``default``) is the objective: name it after ``metric``."""
         metric = self.options.metric
         if metric is not None and len(metrics) == 1 and "default" in metrics:
             return {metric: metrics["default"]}
         return metrics
 
-    def _objective_value(self, metrics: dict) -> tuple[float | None, str | None]:
+    def _objective_value(self, metrics: dict[str, Any]) -> tuple[float | None, str | None]:
         key = self.options.metric
         if key is None:
             if "default" in metrics:
@@ -346,7 +365,7 @@ class Driver:
         when: float,
         *,
         value: float | None = None,
-        metrics: dict | None = None,
+        metrics: dict[str, Any] | None = None,
         error: str | None = None,
     ) -> None:
         trial = Trial(
@@ -385,10 +404,7 @@ class Driver:
         self.counts["finished"] += 1
         if trial.status is TrialStatus.FAILED:
             self.counts["failed"] += 1
-        if trial.value is not None and (
-            self.best is None
-            or (trial.value < self.best if self.options.mode == "min" else trial.value > self.best)
-        ):
+        if trial.value is not None and self.options.mode.better(trial.value, self.best):
             self.best = trial.value
 
     # ---- ending and control ---------------------------------------------------------------
@@ -406,33 +422,28 @@ class Driver:
 
     def _apply_controls(self) -> None:
         for control in self.store.pending_controls(self.id):
-            outcome = self._apply(control.kind, control.payload)
-            self.store.finish_control(control.id, outcome)
+            self.store.finish_control(control.id, self._apply(control.request))
 
-    def _apply(self, kind: str, payload: dict) -> str:
-        if kind == "stop":
+    def _apply(self, request: ControlRequest) -> ControlOutcome:
+        if isinstance(request, StopExperiment):
             if self.ending is None:
                 self._end(ExperimentStatus.STOPPED, TrialStatus.USER_CANCELED)
-            return "ok"
-        if kind == "kill_trial":
-            number = payload.get("number")
-            if number not in self.active:
-                return f"error: trial {number!r} is not running"
-            self.stop_reasons[number] = TrialStatus.USER_CANCELED
-            self.executor.stop(number)
-            return "ok"
-        if kind in ("set_concurrency", "set_max_trials", "set_max_duration"):
-            value = payload.get("value")
-            if not is_finite_number(value) or value <= 0:
-                return f"error: {kind} needs a positive number, got {value!r}"
-            field = kind.removeprefix("set_")
-            if kind == "set_concurrency":
-                value = self.executor.concurrency = int(value)
-            elif kind == "set_max_trials":
-                value = self.max_trials = int(value)
-            else:
-                value = self.max_duration = float(value)
-            self.config[field] = value  # so readers (ls, show, the API) see the new value
-            self.store.update_experiment(self.id, config=dict(self.config))
-            return "ok"
-        return f"error: unknown control {kind!r}"
+            return ControlOutcome.ok()
+        if isinstance(request, KillTrial):
+            if request.number not in self.active:
+                return ControlOutcome.rejected(f"trial {request.number} is not running")
+            self.stop_reasons[request.number] = TrialStatus.USER_CANCELED
+            self.executor.stop(request.number)
+            return ControlOutcome.ok()
+        if isinstance(request, SetConcurrency):
+            self.executor.concurrency = request.value
+            update: dict[str, Any] = {"concurrency": request.value}
+        elif isinstance(request, SetMaxTrials):
+            update = {"max_trials": request.value}
+        elif isinstance(request, SetMaxDuration):
+            update = {"max_duration": request.value}
+        else:  # a kind this driver does not know
+            return ControlOutcome.rejected(f"unknown control {request!r}")
+        self.options = self.options.model_copy(update=update)
+        self.store.update_experiment(self.id, options=self.options)  # what readers show
+        return ControlOutcome.ok()

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import string
 import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
+
+import cloudpickle
 
 from hyperlab.config import (
     ExperimentConfig,
@@ -37,10 +38,8 @@ from hyperlab.experiment._progress import wants_progress
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._setup import (
     check_not_running,
-    experiment_folder,
     load_objective,
     make_executor,
-    new_id,
     random_seed,
     reference,
     trial_objective,
@@ -48,13 +47,11 @@ from hyperlab.experiment._setup import (
     with_budget,
 )
 from hyperlab.space import SearchSpace
-from hyperlab.store import ExperimentRecord, Store
-from hyperlab.trial import ExperimentStatus, Trial
-from hyperlab.tuners.base import Tuner, create_tuner
+from hyperlab.store import ExperimentRecord, StopExperiment, Store
+from hyperlab.trial import ExperimentStatus, Mode, Trial
+from hyperlab.tuners.base import Tuner, create_tuner, tuner_name
 
 __all__ = ["Experiment", "load", "resume", "run"]
-
-_ID_ALPHABET = string.ascii_lowercase + string.digits
 
 
 class Experiment:
@@ -77,8 +74,8 @@ class Experiment:
         space: SearchSpace | Mapping[str, Any] | str | os.PathLike,
         *,
         metric: str | None = None,
-        mode: Literal["min", "max"] = "min",
-        tuner: str = "random",
+        mode: Mode | Literal["min", "max"] = Mode.MIN,
+        tuner: str | type[Tuner] | Tuner = "random",
         tuner_args: dict[str, Any] | None = None,
         max_trials: int | None = None,
         max_duration: float | str | None = None,
@@ -98,7 +95,7 @@ class Experiment:
             name=name,
             metric=metric,
             mode=mode,
-            tuner=tuner,
+            tuner=tuner_name(tuner),
             tuner_args=tuner_args,
             max_trials=max_trials,
             max_duration=max_duration,
@@ -119,19 +116,21 @@ class Experiment:
         if options.seed is None:
             options = options.model_copy(update={"seed": random_seed()})
         tuner_obj = create_tuner(
-            options.tuner, space, mode=options.mode, seed=options.seed, args=options.tuner_args
+            tuner, space, mode=options.mode, seed=options.seed, args=options.tuner_args
         )
         options = with_budget(options, tuner_obj)
         executor_obj = make_executor(options, objective)
         store = Store.open(storage)
         record = ExperimentRecord(
-            id=new_id(store),
+            id=store.new_experiment_id(),
             name=options.name,
             status=ExperimentStatus.INITIALIZED,
-            config={**options.model_dump(), "objective_ref": reference(objective)},
+            options=options,
             space=space.to_nni(),
             seed=options.seed,
-            objective=getattr(executor_obj, "_blob", None) or try_pickle(objective),
+            objective=executor_obj.objective_bytes or try_pickle(objective),
+            objective_ref=reference(objective),
+            tuner=try_pickle(tuner) if isinstance(tuner, Tuner) else None,
             created_at=time.time(),
         )
         self._setup(store, record, options, tuner_obj, executor_obj, None, progress)
@@ -199,9 +198,12 @@ class Experiment:
     ) -> Experiment:
         """A handle that continues a stored experiment (see ``resume``)."""
         space = SearchSpace.from_nni(record.space)
-        tuner = create_tuner(
-            options.tuner, space, mode=options.mode, seed=record.seed, args=options.tuner_args
-        )
+        if record.tuner is not None:  # given as an instance: as it was before its first trial
+            tuner = cloudpickle.loads(record.tuner)
+        else:
+            tuner = create_tuner(
+                options.tuner, space, mode=options.mode, seed=record.seed, args=options.tuner_args
+            )
         self = cls.__new__(cls)
         self._setup(
             store,
@@ -234,7 +236,7 @@ class Experiment:
     @property
     def folder(self) -> Path:
         """The experiment's folder: driver log, config, and ``trials/<number>/``."""
-        return experiment_folder(self._record, memory=self._store.url == "sqlite://")
+        return self._store.experiment_folder(self._record)
 
     def _make_driver(self) -> Driver:
         if self._driver is not None:
@@ -245,7 +247,12 @@ class Experiment:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "experiment.json").write_text(
             json.dumps(
-                {"id": self.id, "config": self._record.config, "search_space": self._record.space},
+                {
+                    "id": self.id,
+                    "options": self._options.model_dump(mode="json"),
+                    "objective": self._record.objective_ref,
+                    "search_space": self._record.space,
+                },
                 indent=2,
                 default=str,
             )
@@ -309,7 +316,7 @@ class Experiment:
 
         Works from any thread; the request goes through the store like ``hyperlab stop ID``.
         """
-        self._store.send_control(self.id, "stop")
+        self._store.send_control(self.id, StopExperiment())
 
     def result(self) -> Result:
         """The experiment as stored now (running or not)."""
@@ -321,8 +328,8 @@ def run(
     space: SearchSpace | Mapping[str, Any] | str | os.PathLike,
     *,
     metric: str | None = None,
-    mode: Literal["min", "max"] = "min",
-    tuner: str = "random",
+    mode: Mode | Literal["min", "max"] = Mode.MIN,
+    tuner: str | type[Tuner] | Tuner = "random",
     tuner_args: dict[str, Any] | None = None,
     max_trials: int | None = None,
     max_duration: float | str | None = None,
@@ -349,8 +356,11 @@ def run(
             an NNI search-space JSON file.
         metric: Which reported metric is the objective; defaults to ``default`` or the only one.
         mode: ``"min"`` or ``"max"``.
-        tuner: Tuner name (``"random"``, ``"grid"``, NNI's ``"Random"``, ``"GridSearch"``...).
-        tuner_args: Keyword arguments for the tuner.
+        tuner: A tuner name (``"random"``, ``"tpe"``, NNI's ``"TPE"``, ``"GridSearch"``...; see
+            ``hyperlab.tuners.tuner_names()``), a ``"package.module:Class"`` path, a ``Tuner``
+            subclass, or a ``Tuner`` instance built for this ``space`` and ``mode`` (it is
+            stored as it is before its first trial, so ``resume`` rebuilds it).
+        tuner_args: Keyword arguments for the tuner's constructor (not with an instance).
         max_trials: Trials to create at most. A budget (this, ``max_duration`` or a finite
             grid) is required.
         max_duration: Seconds, or ``"90s"``, ``"30m"``, ``"2h"``; running trials are
@@ -451,7 +461,7 @@ def _continue(
     store = Store.open(storage)
     record = store.get_experiment(experiment_id)
     check_not_running(record)
-    stored = {k: v for k, v in record.config.items() if k in ExperimentOptions.model_fields}
+    stored = record.options.model_dump()
     if max_trials is not None:
         stored["max_trials"] = max_trials
     if max_duration is not None:
@@ -472,8 +482,8 @@ def _result(store: Store, experiment_id: str) -> Result:
     return Result(
         experiment_id=record.id,
         status=record.status,
-        mode=record.config.get("mode", "min"),
-        metric=record.config.get("metric"),
+        mode=record.options.mode,
+        metric=record.options.metric,
         error=record.error,
         store=store,
     )

@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hyperlab.trial import ExperimentStatus, Trial, TrialStatus
+from hyperlab.trial import ExperimentStatus, Mode, Trial
 
 if TYPE_CHECKING:
     import pandas
@@ -26,14 +26,14 @@ class Result:
     Attributes:
         experiment_id: The experiment's id.
         status: Its status when the result was read.
-        mode: ``"min"`` or ``"max"``.
+        mode: Which way values are better.
         metric: The objective's metric name, if one was given.
         error: Why the experiment ended in ERROR, if it did.
     """
 
     experiment_id: str
     status: ExperimentStatus
-    mode: str
+    mode: Mode
     metric: str | None
     error: str | None = None
     store: Store | None = field(default=None, repr=False, compare=False)
@@ -48,11 +48,7 @@ class Result:
         """The succeeded trial with the best value (the earliest among equals), or None."""
         if "trials" not in self.__dict__ and self.store is not None:
             return self.store.get_best_trial(self.experiment_id, self.mode)
-        done = [t for t in self.trials if t.status is TrialStatus.SUCCEEDED and t.value is not None]
-        if not done:
-            return None
-        sign = 1.0 if self.mode == "min" else -1.0
-        return min(done, key=lambda t: (sign * t.value, t.number))
+        return self.mode.best(self.trials)
 
     @property
     def best_params(self) -> dict[str, Any] | None:

@@ -1,36 +1,27 @@
-"""Building an experiment's parts: budget, executor, devices, ids, seeds, folders, objectives.
+"""Building an experiment's parts: budget, executor, devices, seeds, objectives, liveness.
 
-Helpers of ``hyperlab.experiment`` (and of the command line), kept apart so that module holds
-only the API.
+Helpers of ``hyperlab.experiment._experiment`` (and of the command line), kept apart so that
+module holds only the API.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-import secrets
 import socket
-import string
 import sys
-import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import cloudpickle
 import numpy as np
 
-from hyperlab.config import ExperimentConfig, ExperimentOptions, GpuConfig
-from hyperlab.errors import ConfigError, ExperimentNotFound
+from hyperlab.config import ExperimentConfig, ExperimentOptions, GpuConfig, import_path
+from hyperlab.errors import ConfigError
 from hyperlab.executors import CommandTrial
 from hyperlab.executors.base import Executor, create_executor
 from hyperlab.executors.devices import DevicePool, detect_gpus
-from hyperlab.experiment._driver import HEARTBEAT_INTERVAL
-from hyperlab.store import ExperimentRecord, Store
-from hyperlab.store._paths import experiment_dir
+from hyperlab.store import ExperimentRecord
 from hyperlab.tuners.base import Tuner
-
-_ID_ALPHABET = string.ascii_lowercase + string.digits
 
 
 def with_budget(options: ExperimentOptions, tuner: Tuner) -> ExperimentOptions:
@@ -56,14 +47,6 @@ def make_executor(options: ExperimentOptions, objective: Callable[..., Any]) -> 
     )
 
 
-def experiment_folder(record: ExperimentRecord, *, memory: bool = False) -> Path:
-    """Where an experiment keeps its files: ``working_dir/<id>`` or the home's folder."""
-    working_dir = record.config.get("working_dir")
-    if working_dir:
-        return Path(working_dir) / record.id
-    return experiment_dir(record.id, memory=memory)
-
-
 def trial_objective(config: ExperimentConfig) -> Any:
     """What the config's trial runs: a ``CommandTrial`` or the imported function."""
     trial = config.trial
@@ -74,18 +57,12 @@ def trial_objective(config: ExperimentConfig) -> Any:
             "env: extra environment variables apply to command trials; a function trial "
             "can set os.environ itself"
         )
-    module_name, _, attr = trial.function.partition(":")
     if trial.code_dir not in sys.path:
         sys.path.insert(0, trial.code_dir)
     try:
-        target: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            target = getattr(target, part)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            f"trial.function: cannot import {trial.function!r} from {trial.code_dir!r}: {exc}"
-        ) from None
-    return target
+        return import_path("trial.function", trial.function)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} (looked in code_dir {trial.code_dir!r} first)") from None
 
 
 def device_pool(gpus: GpuConfig | None) -> DevicePool | None:
@@ -101,15 +78,6 @@ def device_pool(gpus: GpuConfig | None) -> DevicePool | None:
                 "give the indices explicitly or remove `gpus`"
             )
     return DevicePool(indices, per_trial=gpus.per_trial, max_trials_per_gpu=gpus.max_trials_per_gpu)
-
-
-def new_id(store: Store) -> str:
-    while True:
-        candidate = "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
-        try:
-            store.get_experiment(candidate)
-        except ExperimentNotFound:
-            return candidate
 
 
 def random_seed() -> int:
@@ -132,7 +100,7 @@ def try_pickle(objective: Callable[..., Any]) -> bytes | None:
 
 
 def load_objective(record: ExperimentRecord) -> Callable[..., Any]:
-    ref = record.config.get("objective_ref")
+    ref = record.objective_ref
     if record.objective is None:
         raise ConfigError(
             f"objective: experiment {record.id}'s objective ({ref}) could not be stored; "
@@ -149,24 +117,10 @@ def load_objective(record: ExperimentRecord) -> Callable[..., Any]:
 
 def check_not_running(record: ExperimentRecord) -> None:
     """ConfigError if the experiment's driver is still alive somewhere."""
-    if record.status.is_finished() or record.driver_pid is None:
+    if not record.driver_alive() or record.driver_pid == os.getpid():
         return
-    if record.driver_host == socket.gethostname():
-        if record.driver_pid == os.getpid():
-            return
-        try:
-            os.kill(record.driver_pid, 0)
-        except ProcessLookupError:
-            return
-        except PermissionError:  # alive, but another user's
-            pass
-        raise ConfigError(
-            f"experiment {record.id} is still running (driver pid {record.driver_pid}); "
-            f"stop it first: hyperlab stop {record.id}"
-        )
-    beat = record.heartbeat_at or 0.0
-    if time.time() - beat < 3 * HEARTBEAT_INTERVAL:
-        raise ConfigError(
-            f"experiment {record.id} is still running on {record.driver_host} "
-            f"(pid {record.driver_pid}); stop it first: hyperlab stop {record.id}"
-        )
+    where = "" if record.driver_host == socket.gethostname() else f" on {record.driver_host}"
+    raise ConfigError(
+        f"experiment {record.id} is still running{where} (driver pid {record.driver_pid}); "
+        f"stop it first: hyperlab stop {record.id}"
+    )

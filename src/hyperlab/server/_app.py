@@ -1,5 +1,5 @@
-"""The FastAPI app: hyperlab's own REST routes over the store, its error handling, and the
-``ApiContext`` the routes share (the store, the default experiment, control requests).
+"""The FastAPI app: hyperlab's own REST routes over the store and its error handling; NNI's
+routes are ``_nni.py``'s, and what routes share is ``_context.py``'s.
 
 The server only reads the store and appends control requests to it; the experiment's driver
 picks them up, applies them and records the outcome (see DESIGN.md, "Control goes through the
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
 
@@ -22,7 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hyperlab import __version__
 from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError, TrialNotFound
-from hyperlab.experiment._driver import HEARTBEAT_INTERVAL
+from hyperlab.server._context import ApiContext, context
 from hyperlab.server._models import (
     BestTrialOut,
     ControlOut,
@@ -33,121 +31,22 @@ from hyperlab.server._models import (
     TrialDetailOut,
     TrialOut,
 )
-from hyperlab.store import ExperimentRecord, Store
-from hyperlab.trial import Trial, TrialStatus
+from hyperlab.server._nni import router as nni_router
+from hyperlab.store import (
+    ControlRequest,
+    ExperimentRecord,
+    KillTrial,
+    SetConcurrency,
+    SetMaxDuration,
+    SetMaxTrials,
+    StopExperiment,
+    Store,
+)
+from hyperlab.trial import Mode, Trial, TrialStatus
 
-__all__ = ["API_PREFIX", "ApiContext", "build_app", "context", "driver_alive", "maximizes"]
+__all__ = ["API_PREFIX", "build_app"]
 
 API_PREFIX = "/api/v1"
-_SORTS = ("number", "-number", "metric", "duration")
-_MAX_MODES = ("max", "maximize")
-
-
-def maximizes(record: ExperimentRecord) -> bool:
-    """True when the experiment's ``mode`` asks for the highest value."""
-    return str(record.config.get("mode") or "min").lower() in _MAX_MODES
-
-
-def driver_alive(record: ExperimentRecord, now: float | None = None) -> bool:
-    """True when a driver runs the experiment now, so that it will apply control requests.
-
-    On the driver's host the driver's process must exist; elsewhere (a shared PostgreSQL
-    store) its heartbeat must be younger than three heartbeat intervals.
-    """
-    if record.status.is_finished() or record.driver_pid is None:
-        return False
-    if record.driver_host == socket.gethostname() and os.name == "posix":
-        if record.driver_pid == os.getpid():
-            return True
-        try:
-            os.kill(record.driver_pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # alive, but another user's
-            return True
-        return True
-    now = time.time() if now is None else now
-    return now - (record.heartbeat_at or 0.0) < 3 * HEARTBEAT_INTERVAL
-
-
-class ApiContext:
-    """What every route needs: the app's store, its default experiment, and control requests.
-
-    Args:
-        store: The store the app reads and sends control requests to.
-        experiment_id: The experiment the NNI-compatible routes serve when a request names
-            none; None for the newest experiment in the store.
-        owns_store: Close the store when the app shuts down.
-    """
-
-    def __init__(self, store: Store, *, experiment_id: str | None, owns_store: bool) -> None:
-        self.store = store
-        self.experiment_id = experiment_id
-        self.owns_store = owns_store
-
-    @property
-    def in_memory(self) -> bool:
-        """True for a ``":memory:"`` store (its experiments keep files under the temp folder)."""
-        return self.store.url == "sqlite://"
-
-    def pick_experiment(self, requested: str | None) -> ExperimentRecord:
-        """The experiment a single-experiment route serves: ``requested``, else the app's
-        default, else the newest in the store.
-
-        Raises:
-            ExperimentNotFound: when that experiment does not exist or the store is empty.
-        """
-        experiment_id = requested or self.experiment_id
-        if experiment_id is None:
-            newest = self.store.list_experiments()[:1]
-            if not newest:
-                raise ExperimentNotFound(
-                    f"no experiment in {self.store!r} yet; pass ?experiment_id=ID once one exists"
-                )
-            experiment_id = newest[0].id
-        return self.store.get_experiment(experiment_id)
-
-    def require_running(self, record: ExperimentRecord) -> None:
-        """HTTP 409 unless a driver runs ``record`` now and will obey a control request."""
-        if driver_alive(record):
-            return
-        if record.status.is_finished() or record.driver_pid is None:
-            detail = (
-                f"experiment {record.id!r} is not running (status {record.status}); "
-                "controls are accepted only while its driver runs"
-            )
-        else:
-            detail = (
-                f"experiment {record.id!r} has status {record.status} but its driver (pid "
-                f"{record.driver_pid} on {record.driver_host}) is gone; continue it with "
-                f"`hyperlab resume {record.id}`"
-            )
-        raise HTTPException(409, detail)
-
-    def require_active_trial(self, record: ExperimentRecord, number: int) -> Trial:
-        """The trial, or HTTP 404 when it does not exist and 409 when it already finished."""
-        trial = self.store.get_trial(record.id, number)
-        if trial.status.is_finished():
-            raise HTTPException(
-                409,
-                f"trial {number} of experiment {record.id!r} already finished "
-                f"(status {trial.status}); only waiting or running trials can be killed",
-            )
-        return trial
-
-    def send(
-        self, record: ExperimentRecord, requests: list[tuple[str, dict[str, Any]]]
-    ) -> ControlsAccepted:
-        """Append control requests for a running experiment; HTTP 409 when it is not running."""
-        self.require_running(record)
-        ids = [self.store.send_control(record.id, kind, payload) for kind, payload in requests]
-        controls = [ControlOut.from_control(self.store.get_control(i)) for i in ids]
-        return ControlsAccepted(experiment_id=record.id, control_ids=ids, controls=controls)
-
-
-def context(request: Request) -> ApiContext:
-    """The ``ApiContext`` of the app serving ``request``."""
-    return request.app.state.hyperlab
 
 
 def build_app(
@@ -178,8 +77,6 @@ def build_app(
     app.state.hyperlab = ctx
     _add_error_handlers(app)
     _add_routes(app)
-    from hyperlab.server._nni import router as nni_router  # it imports this module
-
     app.include_router(nni_router, prefix=f"{API_PREFIX}/nni", tags=["nni"])
     return app
 
@@ -262,11 +159,9 @@ TrialNumber = Annotated[int, Path(ge=0, description="The trial's number (0, 1, 2
 
 
 def _best(record: ExperimentRecord, trials: list[Trial]) -> BestTrialOut | None:
-    done = [t for t in trials if t.status is TrialStatus.SUCCEEDED and t.value is not None]
-    if not done:
+    best = record.options.mode.best(trials)
+    if best is None or best.value is None:
         return None
-    sign = -1.0 if maximizes(record) else 1.0
-    best = min(done, key=lambda t: (sign * t.value, t.number))  # type: ignore[operator]
     return BestTrialOut(number=best.number, value=best.value, params=best.params)
 
 
@@ -283,17 +178,13 @@ def _statuses(text: str) -> set[TrialStatus]:
     return wanted
 
 
-def _sorted(trials: list[Trial], sort: str, maximize: bool) -> list[Trial]:
+def _sorted(trials: list[Trial], sort: str, mode: Mode) -> list[Trial]:
     if sort == "-number":
         return trials[::-1]
     if sort == "duration":
         return sorted(trials, key=lambda t: (-(t.duration or 0.0), t.number))
     if sort == "metric":
-        sign = -1.0 if maximize else 1.0
-        return sorted(
-            trials,
-            key=lambda t: (t.value is None, 0.0 if t.value is None else sign * t.value, t.number),
-        )
+        return mode.ranked(trials)
     return trials
 
 
@@ -325,7 +216,7 @@ def _add_routes(app: FastAPI) -> None:
             id=record.id,
             name=record.name,
             status=record.status,
-            config=record.config,
+            options=record.options,
             space=record.space,
             seed=record.seed,
             created_at=record.created_at,
@@ -335,7 +226,7 @@ def _add_routes(app: FastAPI) -> None:
             driver_host=record.driver_host,
             driver_pid=record.driver_pid,
             heartbeat_at=record.heartbeat_at,
-            driver_alive=driver_alive(record),
+            driver_alive=record.driver_alive(),
             n_trials=len(trials),
             counts=counts,
             best=_best(record, trials),
@@ -369,7 +260,7 @@ def _add_routes(app: FastAPI) -> None:
         trials = store.get_trials(experiment_id, reports=reports)
         if wanted is not None:
             trials = [t for t in trials if t.status in wanted]
-        trials = _sorted(trials, sort, maximizes(record))
+        trials = _sorted(trials, sort, record.options.mode)
         response.headers["X-Total-Count"] = str(len(trials))
         end = None if limit is None else offset + limit
         return [TrialOut.from_trial(t, reports=reports) for t in trials[offset:end]]
@@ -394,7 +285,7 @@ def _add_routes(app: FastAPI) -> None:
     )
     def stop_experiment(request: Request, experiment_id: ExperimentId) -> ControlsAccepted:
         ctx = context(request)
-        return ctx.send(ctx.store.get_experiment(experiment_id), [("stop", {})])
+        return ctx.send(ctx.store.get_experiment(experiment_id), [StopExperiment()])
 
     @app.post(
         f"{API_PREFIX}/experiments/{{experiment_id}}/trials/{{number}}/kill",
@@ -409,7 +300,7 @@ def _add_routes(app: FastAPI) -> None:
         ctx = context(request)
         record = ctx.store.get_experiment(experiment_id)
         ctx.require_active_trial(record, number)
-        return ctx.send(record, [("kill_trial", {"number": number})])
+        return ctx.send(record, [KillTrial(number=number)])
 
     @app.patch(
         f"{API_PREFIX}/experiments/{{experiment_id}}",
@@ -425,19 +316,17 @@ def _add_routes(app: FastAPI) -> None:
     ) -> ControlsAccepted:
         ctx = context(request)
         record = ctx.store.get_experiment(experiment_id)
-        kinds = {
-            "concurrency": "set_concurrency",
-            "max_trials": "set_max_trials",
-            "max_duration": "set_max_duration",
-        }
-        requests = [
-            (kind, {"value": getattr(patch, field)})
-            for field, kind in kinds.items()
-            if getattr(patch, field) is not None
-        ]
+        requests: list[ControlRequest] = []
+        if patch.concurrency is not None:
+            requests.append(SetConcurrency(value=patch.concurrency))
+        if patch.max_trials is not None:
+            requests.append(SetMaxTrials(value=patch.max_trials))
+        if patch.max_duration is not None:
+            requests.append(SetMaxDuration(value=patch.max_duration))
         if not requests:
             raise ConfigError(
-                f"body: give at least one of {', '.join(kinds)}, got {patch.model_dump()}"
+                "body: give at least one of concurrency, max_trials, max_duration, "
+                f"got {patch.model_dump()}"
             )
         return ctx.send(record, requests)
 

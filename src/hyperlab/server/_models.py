@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
-from hyperlab.config import parse_duration
-from hyperlab.store import Control, ExperimentSummary, TrialEvent
+from hyperlab.config import ExperimentOptions, parse_duration
+from hyperlab.store import Control, ControlKind, ExperimentSummary, TrialEvent
 from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
 
 __all__ = [
@@ -73,7 +73,7 @@ class ExperimentOut(BaseModel):
     id: str
     name: str | None
     status: ExperimentStatus
-    config: dict[str, Any] = Field(description="The options as given (metric, mode, budget...).")
+    options: ExperimentOptions = Field(description="How it runs (metric, mode, budget...).")
     space: dict[str, Any] = Field(description="The search space in NNI's JSON format.")
     seed: int
     created_at: float
@@ -171,33 +171,33 @@ class TrialDetailOut(TrialOut):
 
 
 class ControlOut(BaseModel):
-    """A control request and, once the driver applied it, its outcome."""
+    """A control request and, once the driver handled it, its outcome."""
 
     id: int
     experiment_id: str
-    kind: str = Field(description="stop, kill_trial, set_concurrency, set_max_trials...")
-    payload: dict[str, Any]
+    kind: ControlKind = Field(description="stop, kill_trial, set_concurrency, set_max_trials...")
+    payload: dict[str, Any] = Field(description="The request's arguments.")
     created_at: float
     applied_at: float | None
-    outcome: str | None = Field(description='"ok" or "error: ..." once applied.')
-    state: Literal["pending", "ok", "error"]
+    state: Literal["pending", "applied", "rejected"]
+    message: str | None = Field(description="Why the driver refused it, or what it did.")
 
     @classmethod
     def from_control(cls, control: Control) -> ControlOut:
         """The response for one ``Control``."""
-        if control.applied_at is None:
-            state: Literal["pending", "ok", "error"] = "pending"
-        else:
-            state = "ok" if control.outcome == "ok" else "error"
+        outcome = control.outcome
+        state: Literal["pending", "applied", "rejected"] = "pending"
+        if outcome is not None:
+            state = "applied" if outcome.applied else "rejected"
         return cls(
             id=control.id,
             experiment_id=control.experiment_id,
             kind=control.kind,
-            payload=control.payload,
+            payload=control.request.model_dump(mode="json", exclude={"kind"}),
             created_at=control.created_at,
             applied_at=control.applied_at,
-            outcome=control.outcome,
             state=state,
+            message=None if outcome is None else outcome.message,
         )
 
 

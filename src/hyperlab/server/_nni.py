@@ -24,7 +24,7 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Reques
 
 from hyperlab.config import parse_duration
 from hyperlab.errors import ConfigError
-from hyperlab.server._app import context, maximizes
+from hyperlab.server._context import context
 from hyperlab.server._models import (
     ControlsAccepted,
     NniExperimentProfile,
@@ -33,20 +33,29 @@ from hyperlab.server._models import (
     NniStatus,
     NniTrialJob,
 )
-from hyperlab.store import ExperimentRecord
-from hyperlab.trial import Trial, TrialStatus
+from hyperlab.store import (
+    ControlKind,
+    ControlRequest,
+    ExperimentRecord,
+    KillTrial,
+    SetConcurrency,
+    SetMaxDuration,
+    SetMaxTrials,
+)
+from hyperlab.trial import Mode, Trial, TrialStatus
 
 __all__ = ["router"]
 
 router = APIRouter()
 
 MetricType = Literal["PERIODICAL", "FINAL"]
-_UPDATES: dict[str, tuple[str, tuple[str, ...]]] = {
-    # update_type: (control kind, the profile fields that hold the new value: v2 name first)
-    "TRIAL_CONCURRENCY": ("set_concurrency", ("trialConcurrency",)),
-    "MAX_TRIAL_NUM": ("set_max_trials", ("maxTrialNumber", "maxTrialNum")),
-    "MAX_TRIAL_NUMBER": ("set_max_trials", ("maxTrialNumber", "maxTrialNum")),
-    "MAX_EXEC_DURATION": ("set_max_duration", ("maxExperimentDuration", "maxExecDuration")),
+_UPDATES: dict[str, tuple[type[SetConcurrency | SetMaxTrials | SetMaxDuration], tuple[str, ...]]]
+_UPDATES = {
+    # update_type: (control request, the profile fields that hold the new value: v2 name first)
+    "TRIAL_CONCURRENCY": (SetConcurrency, ("trialConcurrency",)),
+    "MAX_TRIAL_NUM": (SetMaxTrials, ("maxTrialNumber", "maxTrialNum")),
+    "MAX_TRIAL_NUMBER": (SetMaxTrials, ("maxTrialNumber", "maxTrialNum")),
+    "MAX_EXEC_DURATION": (SetMaxDuration, ("maxExperimentDuration", "maxExecDuration")),
 }
 
 
@@ -142,20 +151,19 @@ def _duration(seconds: Any) -> str | None:
 
 def nni_params(record: ExperimentRecord) -> dict[str, Any]:
     """The experiment's config in NNI's v2 field names, where they map."""
-    config = record.config
-    mode = "maximize" if maximizes(record) else "minimize"
-    gpus = config.get("gpus") or {}
+    options = record.options
+    mode = "maximize" if options.mode is Mode.MAX else "minimize"
     params = {
         "experimentName": record.name,
         "searchSpace": record.space,
-        "trialConcurrency": config.get("concurrency", 1),
-        "maxTrialNumber": config.get("max_trials"),
-        "maxExperimentDuration": _duration(config.get("max_duration")),
-        "trialGpuNumber": gpus.get("per_trial", 0) if gpus else 0,
-        "experimentWorkingDirectory": config.get("working_dir"),
+        "trialConcurrency": options.concurrency,
+        "maxTrialNumber": options.max_trials,
+        "maxExperimentDuration": _duration(options.max_duration),
+        "trialGpuNumber": options.gpus.per_trial if options.gpus else 0,
+        "experimentWorkingDirectory": options.working_dir,
         "tuner": {
-            "name": config.get("tuner"),
-            "classArgs": {**(config.get("tuner_args") or {}), "optimize_mode": mode},
+            "name": options.tuner,
+            "classArgs": {**options.tuner_args, "optimize_mode": mode},
         },
         "trainingService": {"platform": "local"},
     }
@@ -163,9 +171,7 @@ def nni_params(record: ExperimentRecord) -> dict[str, Any]:
 
 
 def _folder(request: Request, record: ExperimentRecord) -> str:
-    from hyperlab.experiment._setup import experiment_folder
-
-    return str(experiment_folder(record, memory=context(request).in_memory))
+    return str(context(request).store.experiment_folder(record))
 
 
 def _trial_number(record: ExperimentRecord, trial_job_id: str) -> int:
@@ -194,7 +200,7 @@ def check_status(request: Request, record: Selected) -> NniStatus:
     status = str(record.status)
     if not record.status.is_finished():
         pending = context(request).store.pending_controls(record.id)
-        if any(control.kind == "stop" for control in pending):
+        if any(control.kind is ControlKind.STOP for control in pending):
             status = "STOPPING"
     return NniStatus(status=status, errors=[record.error] if record.error else [])
 
@@ -242,17 +248,17 @@ def update_profile(
                 f"supported: {expected}"
             )
         raise ConfigError(f"update_type: expected one of {expected}, got {update_type!r}")
-    kind, fields = _UPDATES[update_type]
+    make, fields = _UPDATES[update_type]
     params = profile.get("params") if isinstance(profile.get("params"), dict) else profile
     name = next((field for field in fields if params.get(field) is not None), None)
     if name is None:
         raise ConfigError(f"params.{fields[0]}: required for update_type {update_type}")
-    value: float
-    if kind == "set_max_duration":
-        value = parse_duration(params[name], f"params.{name}") or 0.0
+    request_: ControlRequest
+    if make is SetMaxDuration:
+        request_ = SetMaxDuration(value=parse_duration(params[name], f"params.{name}") or 0.0)
     else:
-        value = _positive_int(params[name], name)
-    return context(request).send(record, [(kind, {"value": value})])
+        request_ = make(value=_positive_int(params[name], name))
+    return context(request).send(record, [request_])
 
 
 @router.get("/job-statistics", response_model=list[NniJobStatistics], summary="Trials per status")
@@ -275,7 +281,7 @@ def list_trial_jobs(
     status: Annotated[TrialStatus | None, Query(description="Only this status.")] = None,
 ) -> list[NniTrialJob]:
     folder = _folder(request, record)
-    metric = record.config.get("metric")
+    metric = record.options.metric
     trials = context(request).store.get_trials(record.id, reports=False)
     return [_trial_job(t, metric, folder) for t in trials if status in (None, t.status)]
 
@@ -288,7 +294,7 @@ def list_trial_jobs(
 )
 def get_trial_job(request: Request, record: Selected, trial_job_id: TrialJobId) -> NniTrialJob:
     trial = context(request).store.get_trial(record.id, _trial_number(record, trial_job_id))
-    return _trial_job(trial, record.config.get("metric"), _folder(request, record))
+    return _trial_job(trial, record.options.metric, _folder(request, record))
 
 
 @router.delete(
@@ -302,7 +308,7 @@ def cancel_trial_job(
     ctx = context(request)
     number = _trial_number(record, trial_job_id)
     ctx.require_active_trial(record, number)
-    return ctx.send(record, [("kill_trial", {"number": number})])
+    return ctx.send(record, [KillTrial(number=number)])
 
 
 @router.get(
@@ -315,7 +321,7 @@ def metric_data(
         MetricType | None, Query(alias="type", description="PERIODICAL or FINAL.")
     ] = None,
 ) -> list[NniMetricData]:
-    metric = record.config.get("metric")
+    metric = record.options.metric
     records = [
         item
         for trial in context(request).store.get_trials(record.id, reports=True)
@@ -338,4 +344,4 @@ def trial_metric_data(
     ] = None,
 ) -> list[NniMetricData]:
     trial = context(request).store.get_trial(record.id, _trial_number(record, trial_job_id))
-    return metric_records(trial, record.config.get("metric"), metric_type)
+    return metric_records(trial, record.options.metric, metric_type)

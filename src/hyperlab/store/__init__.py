@@ -3,7 +3,8 @@
 SQLite file by default (``<home>/hyperlab.db``), in memory with ``":memory:"``, PostgreSQL by
 URL. The driver is the only writer of an experiment's rows and group-commits them with
 ``Store.flush``; the CLI, the server and ``hyperlab.load`` read, and talk to the driver by
-``Store.send_control``.
+``Store.send_control`` with typed control requests (``StopExperiment``, ``KillTrial``...).
+The store also says where an experiment's files live (``Store.experiment_folder``).
 
 Example:
     >>> from hyperlab.store import Store
@@ -15,16 +16,46 @@ Example:
 from __future__ import annotations
 
 from hyperlab.errors import TrialNotFound
-from hyperlab.store._records import Control, ExperimentRecord, ExperimentSummary, TrialEvent
+from hyperlab.store._controls import (
+    Control,
+    ControlKind,
+    ControlOutcome,
+    ControlRequest,
+    KillTrial,
+    SetConcurrency,
+    SetMaxDuration,
+    SetMaxTrials,
+    StopExperiment,
+    parse_request,
+)
+from hyperlab.store._paths import home
+from hyperlab.store._records import (
+    HEARTBEAT_INTERVAL,
+    ExperimentRecord,
+    ExperimentSummary,
+    TrialEvent,
+)
 from hyperlab.store._schema import SCHEMA_VERSION
-from hyperlab.store._store import Store
+from hyperlab.store._store import ID_ALPHABET, Store
 
 __all__ = [
+    "HEARTBEAT_INTERVAL",
+    "ID_ALPHABET",
     "SCHEMA_VERSION",
     "Control",
+    "ControlKind",
+    "ControlOutcome",
+    "ControlRequest",
     "ExperimentRecord",
     "ExperimentSummary",
+    "KillTrial",
+    "SetConcurrency",
+    "SetMaxDuration",
+    "SetMaxTrials",
+    "StopExperiment",
     "Store",
     "TrialEvent",
     "TrialNotFound",
+    "home",
+    "parse_request",
 ]

@@ -18,6 +18,7 @@ from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql import ClauseElement
 
 from hyperlab.store._codec import dumps
+from hyperlab.store._controls import ControlOutcome
 from hyperlab.store._schema import controls, experiments, reports, trial_events, trials
 from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
 
@@ -33,7 +34,7 @@ EXPERIMENT_FIELDS = frozenset(
         "driver_host",
         "driver_pid",
         "heartbeat_at",
-        "config",
+        "options",
         "space",
     }
 )
@@ -42,7 +43,7 @@ EXPERIMENT_FIELDS = frozenset(
 _TRIAL_COLUMNS = tuple(column.name for column in trials.c)
 _REPORT_COLUMNS = ("experiment_id", "number", "attempt", "step", "metrics", "time")
 _EVENT_COLUMNS = ("experiment_id", "number", "attempt", "status", "time")
-_CONTROL_COLUMNS = ("applied", "result", "control_id")
+_CONTROL_COLUMNS = ("applied_at", "applied", "message", "control_id")
 _UNFINISHED = frozenset({TrialStatus.WAITING.value, TrialStatus.RUNNING.value})
 _MIN_INT64, _MAX_INT64 = -(2**63), 2**63 - 1
 _Key = tuple[str, int]
@@ -84,7 +85,11 @@ class WriteBuffer:
         finish = (
             update(controls)
             .where(controls.c.id == bindparam("control_id"))
-            .values(applied_at=bindparam("applied"), outcome=bindparam("result"))
+            .values(
+                applied_at=bindparam("applied_at"),
+                applied=bindparam("applied"),
+                outcome=bindparam("message"),
+            )
         )
         self._upsert_trials = _Statement(upsert, dialect, _TRIAL_COLUMNS)
         self._insert_reports = _Statement(insert(reports), dialect, _REPORT_COLUMNS)
@@ -179,14 +184,16 @@ class WriteBuffer:
         values = dict(fields)
         if "status" in values:
             values["status"] = ExperimentStatus(values["status"]).value
+        if "options" in values:  # kept in the ``config`` column
+            values["config"] = values.pop("options").model_dump(mode="json")
         for name in ("config", "space"):
             if name in values:
                 dumps(values[name])  # fail now, not at flush, if it is not JSON
         self.experiments.setdefault(experiment_id, {}).update(values)
 
-    def finish_control(self, control_id: int, outcome: str) -> None:
+    def finish_control(self, control_id: int, outcome: ControlOutcome) -> None:
         """Buffer the outcome of a control request."""
-        self.controls[control_id] = (self._clock(), outcome, control_id)
+        self.controls[control_id] = (self._clock(), outcome.applied, outcome.message, control_id)
 
     def forget(self, experiment_id: str) -> None:
         """Drop what was put for a deleted experiment (its trials count as unseen again).

@@ -7,14 +7,14 @@ from typing import Any
 from sqlalchemy import case, func, select
 from sqlalchemy.engine import Row
 
+from hyperlab.config import ExperimentOptions
 from hyperlab.store._records import ExperimentSummary
 from hyperlab.store._schema import experiments, trials
-from hyperlab.trial import ExperimentStatus, TrialStatus
+from hyperlab.trial import ExperimentStatus, Mode, TrialStatus
 
 __all__ = ["LIST_EXPERIMENTS", "summary_from_row"]
 
 _FINISHED = tuple(status.value for status in TrialStatus if status.is_finished())
-_MAX_MODES = ("max", "maximize")
 
 
 def _count_where(condition: Any) -> Any:
@@ -61,23 +61,14 @@ LIST_EXPERIMENTS = (
 """Newest first; trial counts are NULL for an experiment without trials."""
 
 
-def summary_from_row(row: Row[Any]) -> ExperimentSummary:
-    """An ``ExperimentSummary`` from a row of ``LIST_EXPERIMENTS``.
-
-    ``best_value`` follows the config's ``mode``: the maximum for ``"max"`` (or NNI's
-    ``"maximize"``), the minimum otherwise. ``max_trials`` is the config's ``max_trials``, or
-    ``budget.max_trials`` when the config nests its budget.
-    """
-    config = row.config if isinstance(row.config, dict) else {}
-    maximize = str(config.get("mode") or "min").lower() in _MAX_MODES
-    max_trials = config.get("max_trials")
-    budget = config.get("budget")
-    if max_trials is None and isinstance(budget, dict):
-        max_trials = budget.get("max_trials")
+def summary_from_row(row: Row[Any], options: ExperimentOptions) -> ExperimentSummary:
+    """An ``ExperimentSummary`` from a row of ``LIST_EXPERIMENTS`` and the experiment's
+    options (parsed from the row's ``config``), whose ``mode`` picks the best value."""
     return ExperimentSummary(
         id=row.id,
         name=row.name,
         status=ExperimentStatus(row.status),
+        mode=options.mode,
         created_at=row.created_at,
         started_at=row.started_at,
         finished_at=row.finished_at,
@@ -85,6 +76,6 @@ def summary_from_row(row: Row[Any]) -> ExperimentSummary:
         n_finished=int(row.n_finished or 0),
         n_failed=int(row.n_failed or 0),
         n_running=int(row.n_running or 0),
-        best_value=row.best_max if maximize else row.best_min,
-        max_trials=None if max_trials is None else int(max_trials),
+        best_value=row.best_max if options.mode is Mode.MAX else row.best_min,
+        max_trials=options.max_trials,
     )

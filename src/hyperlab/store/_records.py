@@ -1,13 +1,22 @@
-"""The immutable rows the store hands out besides ``Trial``: experiments, summaries, controls."""
+"""The immutable rows the store hands out besides ``Trial`` and ``Control``: experiments,
+summaries, status changes."""
 
 from __future__ import annotations
 
+import os
+import socket
+import time
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from hyperlab.trial import ExperimentStatus, TrialStatus
+from hyperlab.config import ExperimentOptions
+from hyperlab.trial import ExperimentStatus, Mode, TrialStatus
 
-__all__ = ["Control", "ExperimentRecord", "ExperimentSummary", "TrialEvent"]
+__all__ = ["HEARTBEAT_INTERVAL", "ExperimentRecord", "ExperimentSummary", "TrialEvent"]
+
+
+HEARTBEAT_INTERVAL = 5.0
+"""Seconds between a driver's heartbeats; a driver three beats late counts as gone."""
 
 
 @dataclass(frozen=True)
@@ -18,11 +27,14 @@ class ExperimentRecord:
         id: Short id, 8 lowercase letters or digits (the store accepts up to 32 characters).
         name: The user's name for it, if any.
         status: See ``ExperimentStatus``.
-        config: The experiment's options as JSON (metric, mode, tuner, budget...); opaque to
-            the store except ``mode`` and ``max_trials``, read by ``list_experiments``.
+        options: How it runs (metric, mode, tuner, budget...), parsed when the row is read.
         space: The search space as NNI JSON; opaque to the store.
         seed: The experiment seed every random stream derives from.
         objective: The cloudpickled objective, if it can be pickled; opaque to the store.
+        objective_ref: Where the objective comes from, for people (``module:function``, or the
+            command and its folder).
+        tuner: The cloudpickled tuner, for a tuner given as an instance (so that ``resume``
+            rebuilds it as it was); None for one given by name or class.
         created_at / started_at / finished_at: Seconds since the epoch, or None.
         error: Why the experiment ended in ERROR.
         driver_host / driver_pid: Where the driver that runs it lives.
@@ -32,11 +44,13 @@ class ExperimentRecord:
     id: str
     name: str | None
     status: ExperimentStatus
-    config: dict[str, Any]
+    options: ExperimentOptions
     space: dict[str, Any]
     seed: int
     objective: bytes | None
     created_at: float
+    objective_ref: str | None = None
+    tuner: bytes | None = None
     started_at: float | None = None
     finished_at: float | None = None
     error: str | None = None
@@ -44,24 +58,47 @@ class ExperimentRecord:
     driver_pid: int | None = None
     heartbeat_at: float | None = None
 
+    def driver_alive(self, now: float | None = None) -> bool:
+        """True when a driver runs the experiment now, so that it will apply control requests.
+
+        On the driver's host the driver's process must exist; elsewhere (a shared PostgreSQL
+        store) its heartbeat must be younger than three heartbeat intervals.
+        """
+        if self.status.is_finished() or self.driver_pid is None:
+            return False
+        if self.driver_host == socket.gethostname() and os.name == "posix":
+            if self.driver_pid == os.getpid():
+                return True
+            try:
+                os.kill(self.driver_pid, 0)
+            except ProcessLookupError:
+                return False
+            except PermissionError:  # alive, but another user's
+                return True
+            return True
+        now = time.time() if now is None else now
+        return now - (self.heartbeat_at or 0.0) < 3 * HEARTBEAT_INTERVAL
+
 
 @dataclass(frozen=True)
 class ExperimentSummary:
     """One line of ``hyperlab ls``: an experiment and counts of its trials.
 
     Attributes:
+        mode: Which way its values are better.
         n_trials: All trials.
         n_finished: Trials in any finished status (``TrialStatus.is_finished()``).
         n_failed: Trials in FAILED.
         n_running: Trials in RUNNING.
-        best_value: The lowest ``value`` of the SUCCEEDED trials, or the highest when the
-            config's ``mode`` is ``"max"``; None when no trial succeeded with a finite value.
-        max_trials: The config's ``max_trials``, if set.
+        best_value: The best ``value`` of the SUCCEEDED trials (by ``mode``); None when no
+            trial succeeded with a finite value.
+        max_trials: Its ``max_trials`` option, if set.
     """
 
     id: str
     name: str | None
     status: ExperimentStatus
+    mode: Mode
     created_at: float
     started_at: float | None
     finished_at: float | None
@@ -71,29 +108,6 @@ class ExperimentSummary:
     n_running: int
     best_value: float | None
     max_trials: int | None
-
-
-@dataclass(frozen=True)
-class Control:
-    """A request to an experiment's driver (stop, kill a trial, change the budget...).
-
-    Attributes:
-        id: Increasing per store; the driver applies controls in id order.
-        experiment_id: The experiment it is for.
-        kind: What to do; the driver defines the kinds.
-        payload: The arguments, as JSON.
-        created_at: When it was sent.
-        applied_at: When the driver handled it, None while pending.
-        outcome: What the driver said when it handled it.
-    """
-
-    id: int
-    experiment_id: str
-    kind: str
-    payload: dict[str, Any]
-    created_at: float
-    applied_at: float | None = None
-    outcome: str | None = None
 
 
 class TrialEvent(NamedTuple):

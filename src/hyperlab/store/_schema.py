@@ -10,6 +10,7 @@ from __future__ import annotations
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Column,
     Double,
     ForeignKey,
@@ -40,8 +41,9 @@ __all__ = [
     "trials",
 ]
 
-SCHEMA_VERSION = 1
-"""Bumped whenever a table changes; a newer database refuses to open with older code."""
+SCHEMA_VERSION = 2
+"""Bumped whenever a table changes; a newer database refuses to open with older code, and an
+older one is migrated when first opened (see ``_MIGRATIONS``)."""
 
 _ROW_ID = BigInteger().with_variant(Integer, "sqlite")  # SQLite only autoincrements INTEGER
 _PG_LOCK_KEY = 0x6879706572_6C6162  # "hyperlab": serialises schema creation on one server
@@ -75,6 +77,8 @@ experiments = Table(
     Column("space", JSON, nullable=False),
     Column("seed", BigInteger, nullable=False),
     Column("objective", LargeBinary),
+    Column("objective_ref", Text),  # since version 2
+    Column("tuner", LargeBinary),  # since version 2
     Column("created_at", Double, nullable=False),
     Column("started_at", Double),
     Column("finished_at", Double),
@@ -141,7 +145,8 @@ controls = Table(
     Column("payload", JSON, nullable=False),
     Column("created_at", Double, nullable=False),
     Column("applied_at", Double),  # NULL while pending
-    Column("outcome", Text),
+    Column("applied", Boolean),  # since version 2: did the driver do it (NULL while pending)
+    Column("outcome", Text),  # the driver's message
     Index("ix_controls_pending", "experiment_id", "applied_at"),
 )
 
@@ -191,12 +196,60 @@ def _check(conn: Connection, where: str, *, create: bool) -> bool:
             f"versions up to {SCHEMA_VERSION}: upgrade hyperlab (pip install -U hyperlab)"
         )
     if version < SCHEMA_VERSION:
-        raise StoreError(
-            f"{where} has store schema version {version}, expected {SCHEMA_VERSION}, and "
-            "there is no migration from it"
-        )
+        if version not in _MIGRATIONS:
+            raise StoreError(
+                f"{where} has store schema version {version}, expected {SCHEMA_VERSION}, and "
+                "there is no migration from it"
+            )
+        if not create:
+            return False
+        while version < SCHEMA_VERSION:
+            version = _MIGRATIONS[version](conn)
+        conn.execute(meta.update().where(meta.c.key == "schema_version").values(value=str(version)))
+        metadata.create_all(conn)  # tables a migration did not create
+        return False
     if set(metadata.tables) <= names:
         return True
     if create:
         metadata.create_all(conn)  # checkfirst: only the missing tables
     return False
+
+
+# ---- migrations: each takes the database from its version to the next, in the caller's
+# transaction (which holds the write lock), and returns the new version.
+
+
+def _add_column(conn: Connection, table: Table, name: str) -> None:
+    column = table.c[name]
+    kind = column.type.compile(dialect=conn.dialect)
+    conn.execute(text(f"ALTER TABLE {table.name} ADD COLUMN {name} {kind}"))
+
+
+def _v1_to_v2(conn: Connection) -> int:
+    """``objective_ref`` moves out of the options into a column; a tuner instance gets one;
+    control outcomes get ``applied`` instead of the message prefix ``"error: "``."""
+    _add_column(conn, experiments, "objective_ref")
+    _add_column(conn, experiments, "tuner")
+    _add_column(conn, controls, "applied")
+    for experiment_id, config in conn.execute(select(experiments.c.id, experiments.c.config)):
+        if isinstance(config, dict) and "objective_ref" in config:
+            ref = config.pop("objective_ref")
+            conn.execute(
+                experiments.update()
+                .where(experiments.c.id == experiment_id)
+                .values(config=config, objective_ref=ref)
+            )
+    for control_id, outcome in conn.execute(
+        select(controls.c.id, controls.c.outcome).where(controls.c.applied_at.is_not(None))
+    ):
+        failed = isinstance(outcome, str) and outcome.startswith("error: ")
+        message = outcome.removeprefix("error: ") if failed else ""
+        conn.execute(
+            controls.update()
+            .where(controls.c.id == control_id)
+            .values(applied=not failed, outcome=message)
+        )
+    return 2
+
+
+_MIGRATIONS = {1: _v1_to_v2}

@@ -12,21 +12,28 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
+import string
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import Text, bindparam, cast, delete, insert, select
 from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from hyperlab.config import ExperimentOptions, describe_validation_error, parse_stored_options
 from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError, TrialNotFound
 from hyperlab.store._buffer import WriteBuffer
 from hyperlab.store._codec import dumps, loads
+from hyperlab.store._controls import Control, ControlOutcome, ControlRequest, parse_request
 from hyperlab.store._engine import WRITE, create_store_engine, describe_error
+from hyperlab.store._paths import experiment_dir
 from hyperlab.store._queries import LIST_EXPERIMENTS, summary_from_row
-from hyperlab.store._records import Control, ExperimentRecord, ExperimentSummary, TrialEvent
+from hyperlab.store._records import ExperimentRecord, ExperimentSummary, TrialEvent
 from hyperlab.store._schema import (
     controls,
     ensure_schema,
@@ -35,12 +42,14 @@ from hyperlab.store._schema import (
     trial_events,
     trials,
 )
-from hyperlab.store._urls import mask_url, resolve_storage
-from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
+from hyperlab.store._urls import MEMORY_URL, mask_url, resolve_storage
+from hyperlab.trial import ExperimentStatus, Mode, Report, Trial, TrialStatus
 
-__all__ = ["Store"]
+__all__ = ["ID_ALPHABET", "Store"]
 
 _EXPERIMENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+ID_ALPHABET = string.ascii_lowercase + string.digits
+"""The characters of the ids ``new_experiment_id`` makes."""
 _REPORT_COLUMNS = (reports.c.attempt, reports.c.step, reports.c.metrics, reports.c.time)
 _PENDING_CONTROLS = (
     select(controls.c.id, controls.c.kind, controls.c.payload, controls.c.created_at)
@@ -138,6 +147,11 @@ class Store:
     def __repr__(self) -> str:
         return f"Store({self._where!r})"
 
+    @property
+    def in_memory(self) -> bool:
+        """True for a ``":memory:"`` store, seen by this object only."""
+        return self.url == MEMORY_URL
+
     # ---- experiments: committed at once ---------------------------------------------------
 
     def create_experiment(self, rec: ExperimentRecord) -> None:
@@ -156,10 +170,12 @@ class Store:
             "id": rec.id,
             "name": rec.name,
             "status": ExperimentStatus(rec.status).value,
-            "config": rec.config,
+            "config": rec.options.model_dump(mode="json"),
             "space": rec.space,
             "seed": int(rec.seed),
             "objective": rec.objective,
+            "objective_ref": rec.objective_ref,
+            "tuner": rec.tuner,
             "created_at": rec.created_at,
             "started_at": rec.started_at,
             "finished_at": rec.finished_at,
@@ -168,7 +184,7 @@ class Store:
             "driver_pid": rec.driver_pid,
             "heartbeat_at": rec.heartbeat_at,
         }
-        dumps(rec.config)  # a TypeError here, not a StoreError later
+        dumps(row["config"])  # a TypeError here, not a StoreError later
         dumps(rec.space)
         with self._write("create experiment") as conn:
             try:
@@ -190,10 +206,12 @@ class Store:
             id=row.id,
             name=row.name,
             status=ExperimentStatus(row.status),
-            config=row.config,
+            options=self._options(row.id, row.config),
             space=row.space,
             seed=row.seed,
             objective=None if row.objective is None else bytes(row.objective),
+            objective_ref=row.objective_ref,
+            tuner=None if row.tuner is None else bytes(row.tuner),
             created_at=row.created_at,
             started_at=row.started_at,
             finished_at=row.finished_at,
@@ -206,7 +224,26 @@ class Store:
     def list_experiments(self) -> list[ExperimentSummary]:
         """Every experiment with counts of its trials, newest first, in one query."""
         with self._read() as conn:
-            return [summary_from_row(row) for row in conn.execute(LIST_EXPERIMENTS)]
+            rows = conn.execute(LIST_EXPERIMENTS).all()
+        return [summary_from_row(row, self._options(row.id, row.config)) for row in rows]
+
+    def new_experiment_id(self) -> str:
+        """A fresh id (8 lowercase letters and digits) that no experiment here has yet."""
+        while True:
+            candidate = "".join(secrets.choice(ID_ALPHABET) for _ in range(8))
+            with self._read() as conn:
+                if not _exists(conn, candidate):
+                    return candidate
+
+    def experiment_folder(self, record: ExperimentRecord) -> Path:
+        """Where the experiment keeps its files (driver log, ``trials/<number>/``...).
+
+        ``<working_dir>/<id>`` when its options set ``working_dir``, else
+        ``<home>/experiments/<id>``; for the in-memory store, a folder under the temp folder.
+        """
+        if record.options.working_dir:
+            return Path(record.options.working_dir) / record.id
+        return experiment_dir(record.id, memory=self.in_memory)
 
     def delete_experiment(self, experiment_id: str) -> None:
         """Delete the experiment with its trials, reports, status changes and controls.
@@ -228,12 +265,12 @@ class Store:
         """Buffer changes to an experiment's fields.
 
         The fields are any of ``status``, ``name``, ``started_at``, ``finished_at``, ``error``,
-        ``driver_host``, ``driver_pid``, ``heartbeat_at``, ``config`` and ``space``. Later
+        ``driver_host``, ``driver_pid``, ``heartbeat_at``, ``options`` and ``space``. Later
         calls before a flush override earlier ones field by field. An update of an experiment
         that does not exist (any more) changes nothing.
 
         Raises:
-            TypeError: for another field, or a config or space that is not JSON.
+            TypeError: for another field, or options or a space that are not JSON.
         """
         self._buffer.update_experiment(experiment_id, fields)
 
@@ -260,7 +297,7 @@ class Store:
         """
         self._buffer.add_report(experiment_id, number, report)
 
-    def finish_control(self, control_id: int, outcome: str) -> None:
+    def finish_control(self, control_id: int, outcome: ControlOutcome) -> None:
         """Buffer that a control request was applied, with what the driver made of it.
 
         From now on ``pending_controls`` of this store leaves it out, even before the flush.
@@ -306,14 +343,14 @@ class Store:
             by_number = self._reports(conn, experiment_id, None) if reports and rows else {}
         return [_trial_from_row(row, by_number.get(row.number, ())) for row in rows]
 
-    def get_best_trial(self, experiment_id: str, mode: str = "min") -> Trial | None:
-        """The succeeded trial with the lowest (``mode="min"``) or highest value, with its
-        reports; the earliest among equals; None if no trial succeeded yet.
+    def get_best_trial(self, experiment_id: str, mode: Mode | str = Mode.MIN) -> Trial | None:
+        """The succeeded trial with the best value by ``mode``, with its reports; the earliest
+        among equals; None if no trial succeeded yet.
 
         Raises:
             ExperimentNotFound: when there is no such experiment.
         """
-        value = trials.c.value.desc() if mode == "max" else trials.c.value.asc()
+        value = trials.c.value.desc() if Mode(mode) is Mode.MAX else trials.c.value.asc()
         query = (
             select(trials.c.number)
             .where(
@@ -373,9 +410,7 @@ class Store:
 
     # ---- control requests ----------------------------------------------------------------
 
-    def send_control(
-        self, experiment_id: str, kind: str, payload: dict[str, Any] | None = None
-    ) -> int:
+    def send_control(self, experiment_id: str, request: ControlRequest) -> int:
         """Ask the experiment's driver to do something; committed at once.
 
         Returns:
@@ -384,16 +419,10 @@ class Store:
         Raises:
             ExperimentNotFound: when there is no such experiment.
         """
-        if not isinstance(kind, str) or not 0 < len(kind) <= 64:
-            raise ConfigError(
-                f"control kind: expected a string of 1 to 64 characters, got {kind!r}"
-            )
-        payload = {} if payload is None else payload
-        dumps(payload)  # a TypeError here, not a StoreError later
         row = {
             "experiment_id": experiment_id,
-            "kind": kind,
-            "payload": payload,
+            "kind": request.kind.value,
+            "payload": request.model_dump(mode="json", exclude={"kind"}),
             "created_at": self._clock(),
         }
         with self._write("send control") as conn:
@@ -405,38 +434,53 @@ class Store:
     def pending_controls(self, experiment_id: str) -> list[Control]:
         """Control requests not yet applied, oldest first (an unknown experiment has none).
 
-        Cheap enough to poll ten times a second: one indexed query.
+        Cheap enough to poll ten times a second: one indexed query. A request this version
+        cannot read (sent by a newer hyperlab) is answered as rejected at once and left out.
         """
         with self._read() as conn:
             rows = conn.execute(_PENDING_CONTROLS, {"experiment_id": experiment_id}).all()
         finished = self._buffer.controls
-        return [
-            Control(control_id, experiment_id, kind, payload, created_at)
-            for control_id, kind, payload, created_at in rows
-            if control_id not in finished
-        ]
+        pending = []
+        for control_id, kind, payload, created_at in rows:
+            if control_id in finished:
+                continue
+            try:
+                request = parse_request(kind, payload)
+            except ConfigError as exc:
+                self.finish_control(control_id, ControlOutcome.rejected(str(exc)))
+                continue
+            pending.append(Control(control_id, experiment_id, request, created_at))
+        return pending
 
     def get_control(self, control_id: int) -> Control:
         """One control request, with its outcome once applied.
 
         Raises:
-            StoreError: when there is no request with this id.
+            StoreError: when there is no request with this id, or it cannot be read.
         """
         with self._read() as conn:
             row = conn.execute(select(controls).where(controls.c.id == control_id)).first()
         if row is None:
             raise StoreError(f"no control request {control_id} in {self._where}")
-        return Control(
-            row.id,
-            row.experiment_id,
-            row.kind,
-            row.payload,
-            row.created_at,
-            row.applied_at,
-            row.outcome,
-        )
+        try:
+            request = parse_request(row.kind, row.payload)
+        except ConfigError as exc:
+            raise StoreError(f"control request {control_id} cannot be read: {exc}") from None
+        outcome = None
+        if row.applied_at is not None:
+            outcome = ControlOutcome(bool(row.applied), row.outcome or "")
+        return Control(row.id, row.experiment_id, request, row.created_at, row.applied_at, outcome)
 
     # ---- helpers -------------------------------------------------------------------------
+
+    def _options(self, experiment_id: str, config: Any) -> ExperimentOptions:
+        try:
+            return parse_stored_options(config if isinstance(config, dict) else {})
+        except ValidationError as exc:
+            raise StoreError(
+                f"experiment {experiment_id!r} in {self._where} has options this hyperlab "
+                f"cannot read: {describe_validation_error(exc)}"
+            ) from None
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Connection]:

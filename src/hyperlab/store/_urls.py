@@ -14,7 +14,10 @@ from sqlalchemy.exc import ArgumentError
 from hyperlab.errors import ConfigError
 from hyperlab.store._paths import home
 
-__all__ = ["StorageTarget", "mask_url", "resolve_storage"]
+__all__ = ["MEMORY_URL", "StorageTarget", "mask_url", "resolve_storage"]
+
+MEMORY_URL = "sqlite://"
+"""The URL of a store kept in memory (``storage=":memory:"``)."""
 
 _EXPECTED = "expected ':memory:', a sqlite:/// URL or file path, or a postgresql:// URL"
 _FILE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
@@ -60,7 +63,7 @@ def resolve_storage(storage: str | os.PathLike[str] | None) -> StorageTarget:
         raise ConfigError(f"storage: {_EXPECTED}, got {type(storage).__name__} {storage!r}")
     text = storage.strip()
     if text == ":memory:":
-        return StorageTarget("sqlite://", "memory")
+        return StorageTarget(MEMORY_URL, "memory")
     if "://" not in text:
         if text.lower().endswith(_FILE_SUFFIXES):
             return _sqlite_file(Path(text))
@@ -90,7 +93,7 @@ def _sqlite_url(text: str) -> StorageTarget:
             "use sqlite:///relative.db or sqlite:////absolute/path.db"
         )
     if url.database in (None, "", ":memory:"):
-        return StorageTarget("sqlite://", "memory")
+        return StorageTarget(MEMORY_URL, "memory")
     return _sqlite_file(Path(url.database))
 
 

@@ -11,13 +11,13 @@ sub-parameters from the prior.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
-from hyperlab.trial import Trial
+from hyperlab.trial import Mode, Trial
 from hyperlab.tuners._history import History, UnitSpace
 from hyperlab.tuners.base import Tuner
 
@@ -37,7 +37,7 @@ class AnnealTuner(Tuner):
         self,
         space: SearchSpace,
         *,
-        mode: Literal["min", "max"] = "min",
+        mode: Mode | str = Mode.MIN,
         seed: int | None = None,
         n_startup_trials: int = 5,
         avg_best_idx: float = 2.0,

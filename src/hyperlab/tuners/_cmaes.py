@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
-from hyperlab.trial import Trial, TrialStatus
+from hyperlab.trial import Mode, Trial, TrialStatus
 from hyperlab.tuners._history import History, UnitSpace
 from hyperlab.tuners.base import Tuner
 
@@ -73,7 +73,7 @@ class CMAESTuner(Tuner):
         self,
         space: SearchSpace,
         *,
-        mode: Literal["min", "max"] = "min",
+        mode: Mode | str = Mode.MIN,
         seed: int | None = None,
         popsize: int | None = None,
         sigma0: float = 0.2,
@@ -121,7 +121,7 @@ class CMAESTuner(Tuner):
         x = self.unit.encode(trial.params)
         if x is None or math.isnan(trial.value):
             return
-        loss = trial.value if self.mode == "min" else -trial.value
+        loss = self.mode.sign * trial.value
         self._obs[trial.number] = (x, float(loss))
 
     def suggest(self, number: int) -> dict[str, Any]:

@@ -12,13 +12,13 @@ loser, so a tuner fed the same history holds the same population.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
-from hyperlab.trial import Trial, TrialStatus
+from hyperlab.trial import Mode, Trial, TrialStatus
 from hyperlab.tuners._history import History, UnitSpace
 from hyperlab.tuners.base import Tuner
 
@@ -37,7 +37,7 @@ class EvolutionTuner(Tuner):
         self,
         space: SearchSpace,
         *,
-        mode: Literal["min", "max"] = "min",
+        mode: Mode | str = Mode.MIN,
         seed: int | None = None,
         population_size: int = 32,
     ) -> None:
@@ -63,7 +63,7 @@ class EvolutionTuner(Tuner):
         x = self.unit.encode(trial.params)
         if x is None or np.isnan(trial.value):
             return
-        loss = trial.value if self.mode == "min" else -trial.value
+        loss = self.mode.sign * trial.value
         if len(self.population) >= self.population_size:
             _, loser = self._tournament(self.rng(trial.number))
             del self.population[loser]

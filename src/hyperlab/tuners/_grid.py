@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from hyperlab.space import SearchSpace
+from hyperlab.trial import Mode
 from hyperlab.tuners.base import Tuner
 
 __all__ = ["GridTuner"]
@@ -19,7 +20,7 @@ class GridTuner(Tuner):
     """
 
     def __init__(
-        self, space: SearchSpace, *, mode: Literal["min", "max"] = "min", seed: int | None = None
+        self, space: SearchSpace, *, mode: Mode | str = Mode.MIN, seed: int | None = None
     ) -> None:
         super().__init__(space, mode=mode, seed=seed)
         self.size = space.grid_size()  # raises SearchSpaceError for a non-enumerable parameter

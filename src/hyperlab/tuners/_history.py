@@ -31,7 +31,7 @@ from hyperlab.space import (
     Randint,
     SearchSpace,
 )
-from hyperlab.trial import Trial, TrialStatus
+from hyperlab.trial import Mode, Trial, TrialStatus
 
 __all__ = ["GRID_LIMIT", "History", "UnitSpace", "single_threaded_blas"]
 
@@ -275,9 +275,9 @@ class History:
         mode: ``"min"`` or ``"max"``.
     """
 
-    def __init__(self, unit: UnitSpace, mode: Literal["min", "max"]) -> None:
+    def __init__(self, unit: UnitSpace, mode: Mode | str) -> None:
         self.unit = unit
-        self.sign = 1.0 if mode == "min" else -1.0
+        self.sign = Mode(mode).sign
         self._X = np.empty((16, unit.d))
         self._loss = np.empty(16)
         self._number = np.empty(16, dtype=np.int64)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from hyperlab.space import SearchSpace
+from hyperlab.trial import Mode
 from hyperlab.tuners.base import Tuner
 
 __all__ = ["RandomTuner"]
@@ -24,7 +25,7 @@ class RandomTuner(Tuner):
         self,
         space: SearchSpace,
         *,
-        mode: Literal["min", "max"] = "min",
+        mode: Mode | str = Mode.MIN,
         seed: int | None = None,
         batch: int = 64,
     ) -> None:

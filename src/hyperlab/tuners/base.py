@@ -8,20 +8,27 @@ that replaying the history after a crash gives the same next proposal.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from abc import ABC, abstractmethod
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import ConfigDict, ValidationError, create_model
 
-from hyperlab.config import describe_validation_error
+from hyperlab.config import Registry, class_path, describe_validation_error
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
-from hyperlab.trial import Trial
+from hyperlab.trial import Mode, Trial
 
-__all__ = ["Tuner", "create_tuner", "register_tuner", "tuner_class", "tuner_names"]
+__all__ = [
+    "TUNERS",
+    "Tuner",
+    "create_tuner",
+    "register_tuner",
+    "tuner_class",
+    "tuner_name",
+    "tuner_names",
+]
 
 
 class Tuner(ABC):
@@ -29,7 +36,8 @@ class Tuner(ABC):
 
     Args:
         space: The search space to propose from.
-        mode: ``"min"`` or ``"max"``: which way ``Trial.value`` is better.
+        mode: ``Mode.MIN`` or ``Mode.MAX`` (or ``"min"`` / ``"max"``): which way
+            ``Trial.value`` is better.
         seed: Root of every random stream the tuner uses.
 
     Subclasses implement ``suggest``; learning tuners also override ``observe``. Extra
@@ -37,10 +45,10 @@ class Tuner(ABC):
     """
 
     def __init__(
-        self, space: SearchSpace, *, mode: Literal["min", "max"] = "min", seed: int | None = None
+        self, space: SearchSpace, *, mode: Mode | str = Mode.MIN, seed: int | None = None
     ) -> None:
         self.space = space
-        self.mode = mode
+        self.mode = Mode(mode)
         self.seed = seed if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
 
     @abstractmethod
@@ -59,66 +67,88 @@ class Tuner(ABC):
         return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
 
 
-_REGISTRY: dict[str, str | type[Tuner]] = {
-    "random": "hyperlab.tuners._random:RandomTuner",
-    "grid": "hyperlab.tuners._grid:GridTuner",
-    "tpe": "hyperlab.tuners._tpe:TPETuner",
-    "anneal": "hyperlab.tuners._anneal:AnnealTuner",
-    "evolution": "hyperlab.tuners._evolution:EvolutionTuner",
-    "gp": "hyperlab.tuners._gp:GPTuner",
-    "cmaes": "hyperlab.tuners._cmaes:CMAESTuner",
-}
-_ALIASES: dict[str, str] = {
-    "Random": "random",
-    "GridSearch": "grid",
-    "TPE": "tpe",
-    "Anneal": "anneal",
-    "Evolution": "evolution",
-    "GPTuner": "gp",
-}
+TUNERS: Registry[Tuner] = Registry(
+    "tuner",
+    Tuner,
+    {
+        "random": "hyperlab.tuners._random:RandomTuner",
+        "grid": "hyperlab.tuners._grid:GridTuner",
+        "tpe": "hyperlab.tuners._tpe:TPETuner",
+        "anneal": "hyperlab.tuners._anneal:AnnealTuner",
+        "evolution": "hyperlab.tuners._evolution:EvolutionTuner",
+        "gp": "hyperlab.tuners._gp:GPTuner",
+        "cmaes": "hyperlab.tuners._cmaes:CMAESTuner",
+    },
+    aliases={
+        "Random": "random",
+        "GridSearch": "grid",
+        "TPE": "tpe",
+        "Anneal": "anneal",
+        "Evolution": "evolution",
+        "GPTuner": "gp",
+    },
+)
+"""Tuner names for ``tuner=``: hyperlab's, NNI's spellings, and users' own (``register_tuner``)."""
 
 
 def register_tuner(name: str, cls: type[Tuner] | str, *, aliases: tuple[str, ...] = ()) -> None:
     """Make a tuner class (or its ``"module:Class"`` path) available as ``name`` and aliases."""
-    _REGISTRY[name] = cls
-    for alias in aliases:
-        _ALIASES[alias] = name
+    TUNERS.register(name, cls, aliases=aliases)
 
 
 def tuner_names() -> list[str]:
     """The names ``tuner=`` accepts, aliases included."""
-    return sorted(_REGISTRY) + sorted(_ALIASES)
+    return TUNERS.names()
 
 
 def tuner_class(name: str) -> type[Tuner]:
-    """The tuner class registered as ``name``; ``ConfigError`` listing the known names."""
-    key = _ALIASES.get(name, name) if isinstance(name, str) else name
-    try:
-        entry = _REGISTRY[key]
-    except (KeyError, TypeError):
-        raise ConfigError(
-            f"tuner: unknown tuner {name!r}; known tuners: {', '.join(tuner_names())}"
-        ) from None
-    if isinstance(entry, str):
-        module, _, attr = entry.partition(":")
-        entry = _REGISTRY[key] = getattr(importlib.import_module(module), attr)
-    return entry
+    """The tuner class registered as ``name`` (or at ``"module:Class"``); ``ConfigError``
+    listing the known names otherwise."""
+    return TUNERS.get(name)
+
+
+def tuner_name(tuner: str | type[Tuner] | Tuner) -> str:
+    """What the options store for ``tuner=``: a name as given, else the class's import path."""
+    if isinstance(tuner, str):
+        return tuner
+    cls = tuner if isinstance(tuner, type) else type(tuner)
+    return next((name for name in TUNERS.names() if TUNERS.get(name) is cls), class_path(cls))
 
 
 def create_tuner(
-    name: str,
+    tuner: str | type[Tuner] | Tuner,
     space: SearchSpace,
     *,
-    mode: Literal["min", "max"],
+    mode: Mode | str,
     seed: int,
     args: dict[str, Any] | None = None,
 ) -> Tuner:
-    """Build tuner ``name``; bad ``args`` give a ``ConfigError`` naming the argument and value.
+    """The tuner ``tuner`` names (or is) for ``space``; bad ``args`` give a ``ConfigError``
+    naming the argument and value.
 
-    Arguments are checked against the types the tuner's constructor declares (with pydantic,
-    so ``"10"`` for an ``int`` is accepted and ``"x"`` for a ``float`` is not).
+    Args:
+        tuner: A registered name, a ``"module:Class"`` path, a ``Tuner`` subclass, or an
+            instance, which is used as it is (it must have been built for ``space`` and
+            ``mode``; ``args`` must then be empty).
+        space: The search space.
+        mode: Which way values are better.
+        seed: The tuner's seed (ignored for an instance, which has its own).
+        args: Keyword arguments of the tuner's constructor, checked against the types it
+            declares (with pydantic, so ``"10"`` for an ``int`` is accepted and ``"x"`` for a
+            ``float`` is not).
     """
-    cls = tuner_class(name)
+    if isinstance(tuner, Tuner):
+        return _check_instance(tuner, space, Mode(mode), args)
+    if isinstance(tuner, type):
+        if not issubclass(tuner, Tuner):
+            raise ConfigError(f"tuner: expected a Tuner subclass, got {tuner!r}")
+        cls, name = tuner, class_path(tuner)
+    elif isinstance(tuner, str):
+        cls, name = tuner_class(tuner), tuner
+    else:
+        raise ConfigError(
+            f"tuner: expected a name, a Tuner subclass or a Tuner instance, got {tuner!r}"
+        )
     parameters = _arguments(cls)
     unknown = sorted(set(args or {}) - set(parameters))
     if unknown:
@@ -129,13 +159,34 @@ def create_tuner(
     model = create_model(
         f"{cls.__name__}Arguments",
         __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
-        **parameters,
+        **parameters,  # type: ignore[call-overload]
     )
     try:
         checked = model(**(args or {}))
     except ValidationError as exc:
         raise ConfigError(f"tuner_args of {name!r}: {describe_validation_error(exc)}") from None
     return cls(space, mode=mode, seed=seed, **{k: getattr(checked, k) for k in args or {}})
+
+
+def _check_instance(
+    tuner: Tuner, space: SearchSpace, mode: Mode, args: dict[str, Any] | None
+) -> Tuner:
+    if args:
+        raise ConfigError(
+            f"tuner_args: a tuner given as an instance ({type(tuner).__name__}) takes no "
+            f"tuner_args, got {sorted(args)}; pass its arguments to its constructor"
+        )
+    if tuner.space != space:
+        raise ConfigError(
+            f"tuner: the {type(tuner).__name__} instance was built for another search space "
+            f"({tuner.space!r}) than the experiment's ({space!r})"
+        )
+    if tuner.mode is not mode:
+        raise ConfigError(
+            f"tuner: the {type(tuner).__name__} instance has mode={tuner.mode.value!r}, "
+            f"the experiment mode={mode.value!r}"
+        )
+    return tuner
 
 
 def _arguments(cls: type[Tuner]) -> dict[str, tuple[Any, Any]]:

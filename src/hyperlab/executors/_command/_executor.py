@@ -32,8 +32,17 @@ from typing import Any
 
 from hyperlab.errors import ConfigError
 from hyperlab.executors._command._orphans import record_group, stop_leftover_group
-from hyperlab.executors._command._run import CHANNEL_FILE, CommandRun, parse_line, tail
-from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
+from hyperlab.executors._command._run import CHANNEL_FILE, CommandRun, Ending, parse_line, tail
+from hyperlab.executors.base import (
+    Executor,
+    Failed,
+    Finished,
+    Reported,
+    Started,
+    Stopped,
+    TrialEnd,
+    TrialSpec,
+)
 from hyperlab.reporting import json_default
 
 __all__ = ["CommandExecutor", "CommandTrial"]
@@ -119,7 +128,7 @@ class CommandExecutor(Executor):
         super().__init__(objective, **options)
         self.objective: CommandTrial
         self._runs: dict[int, CommandRun] = {}
-        self._pending: list[Event] = []  # STARTED, or FAILED to start: delivered by poll
+        self._pending: list[Started | Failed] = []  # started, or failed to: delivered by poll
         self._pythonpath: str | None = None
         self._links: str | None = None  # the folder of symlinks we made, removed by close
 
@@ -139,7 +148,7 @@ class CommandExecutor(Executor):
 
     @property
     def running(self) -> int:
-        pending_ends = sum(e.kind is EventKind.FAILED for e in self._pending)
+        pending_ends = sum(isinstance(e, Failed) for e in self._pending)
         return len(self._runs) + pending_ends
 
     # ---- starting ------------------------------------------------------------------------
@@ -150,12 +159,7 @@ class CommandExecutor(Executor):
             run = self._start(spec)
         except OSError as exc:
             self._pending.append(
-                Event(
-                    EventKind.FAILED,
-                    spec.number,
-                    time.time(),
-                    error=f"the trial's command could not be started: {exc}",
-                )
+                Failed(spec.number, time.time(), f"the trial's command could not be started: {exc}")
             )
             return
         if self.trial_timeout is not None:
@@ -190,7 +194,7 @@ class CommandExecutor(Executor):
                 start_new_session=True,
             )
         record_group(folder, process.pid)
-        self._pending.append(Event(EventKind.STARTED, spec.number, time.time()))
+        self._pending.append(Started(spec.number, time.time()))
         try:
             return CommandRun(spec, folder, process)
         except OSError:
@@ -289,9 +293,9 @@ class CommandExecutor(Executor):
                 run.final = metrics
             else:
                 run.last = metrics
-                self.listener(
-                    Event(EventKind.REPORTED, run.spec.number, when, step=step, metrics=metrics)
-                )
+                step = run.reports if step is None else step
+                run.reports += 1
+                self.listener(Reported(run.spec.number, when, step, metrics))
                 delivered += 1
         return delivered
 
@@ -316,25 +320,23 @@ class CommandExecutor(Executor):
         self._read_channel(run)
         run.close()
         del self._runs[run.spec.number]
-        kind, metrics, error = self._outcome(run, run.code)
-        self.listener(Event(kind, run.spec.number, time.time(), metrics=metrics, error=error))
+        self.listener(self._outcome(run, run.code))
         return True
 
-    def _outcome(
-        self, run: CommandRun, code: int | None
-    ) -> tuple[EventKind, dict | None, str | None]:
+    def _outcome(self, run: CommandRun, code: int | None) -> TrialEnd:
+        number, now = run.spec.number, time.time()
         if code == 0 and run.final is not None:
-            return EventKind.FINISHED, run.final, None
-        if run.ending is EventKind.STOPPED:
-            return EventKind.STOPPED, run.final or run.last, None
-        if run.ending is EventKind.FAILED:
-            return EventKind.FAILED, None, f"trial exceeded trial_timeout={self.trial_timeout:g}s"
+            return Finished(number, now, run.final)
+        if run.ending is Ending.STOP:
+            return Stopped(number, now, run.final or run.last)
+        if run.ending is Ending.TIMEOUT:
+            return Failed(number, now, f"trial exceeded trial_timeout={self.trial_timeout:g}s")
         if code is None:  # abandoned: only after SIGKILL, which follows ``ending``
-            return EventKind.FAILED, None, "the command could not be killed"
+            return Failed(number, now, "the command could not be killed")
         if code == 0:
             if run.last is not None:
-                return EventKind.FINISHED, run.last, None
-            return EventKind.FAILED, None, "the command exited 0 without reporting a result"
+                return Finished(number, now, run.last)
+            return Failed(number, now, "the command exited 0 without reporting a result")
         if code < 0:
             try:
                 status = f"was killed by signal {signal.Signals(-code).name}"
@@ -346,14 +348,14 @@ class CommandExecutor(Executor):
                 status += " (command not found?)"
         end = tail(run.folder / STDERR_FILE, STDERR_TAIL_LINES)
         if end:
-            return EventKind.FAILED, None, f"the command {status}; the end of its stderr:\n{end}"
-        return EventKind.FAILED, None, f"the command {status} and wrote nothing to stderr"
+            return Failed(number, now, f"the command {status}; the end of its stderr:\n{end}")
+        return Failed(number, now, f"the command {status} and wrote nothing to stderr")
 
     def _enforce_limits(self) -> None:
         now = time.monotonic()
         for run in self._runs.values():
             if run.ending is None and run.deadline is not None and run.deadline <= now:
-                self._terminate(run, EventKind.FAILED)
+                self._terminate(run, Ending.TIMEOUT)
             elif run.kill_at is not None and run.kill_at <= now:
                 self._kill(run)
 
@@ -362,7 +364,7 @@ class CommandExecutor(Executor):
         run.kill_at = None
         run.give_up_at = time.monotonic() + KILL_WAIT
 
-    def _terminate(self, run: CommandRun, ending: EventKind) -> None:
+    def _terminate(self, run: CommandRun, ending: Ending) -> None:
         run.ending = ending
         run.signal(signal.SIGTERM)
         run.kill_at = time.monotonic() + self.stop_grace
@@ -372,12 +374,12 @@ class CommandExecutor(Executor):
     def stop(self, number: int) -> None:
         run = self._runs.get(number)
         if run is not None and run.ending is None and run.code is None and not run.exited():
-            self._terminate(run, EventKind.STOPPED)
+            self._terminate(run, Ending.STOP)
 
     def close(self) -> None:
         for run in self._runs.values():
             if run.ending is None:
-                self._terminate(run, EventKind.STOPPED)
+                self._terminate(run, Ending.STOP)
         end = time.monotonic() + self.stop_grace
         while self._runs and time.monotonic() < end:
             self.poll(min(TICK, max(0.0, end - time.monotonic())))

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import os
 import subprocess
 import time
 from pathlib import Path
 
-from hyperlab.executors.base import EventKind, TrialSpec
+from hyperlab.executors.base import TrialSpec
 
-__all__ = ["CHANNEL_FILE", "CommandRun", "group_runs", "parse_line", "tail"]
+__all__ = ["CHANNEL_FILE", "CommandRun", "Ending", "group_runs", "parse_line", "tail"]
 
 CHANNEL_FILE = "metrics.jsonl"
+
+
+class Ending(enum.Enum):
+    """Why a command is being ended by the executor."""
+
+    STOP = "stop"  # ``stop`` asked for it
+    TIMEOUT = "timeout"  # it ran past ``trial_timeout``
 
 
 class CommandRun:
@@ -32,6 +40,7 @@ class CommandRun:
         "pidfd",
         "process",
         "reader",
+        "reports",
         "spec",
     )
 
@@ -45,7 +54,8 @@ class CommandRun:
         self.final: dict | None = None
         self.deadline: float | None = None  # trial_timeout expires (monotonic)
         self.kill_at: float | None = None  # SIGTERM's grace expires: SIGKILL (monotonic)
-        self.ending: EventKind | None = None  # STOPPED (asked to) or FAILED (timed out)
+        self.ending: Ending | None = None
+        self.reports = 0  # reports read from the channel; the step of one that gives none
         self.code: int | None = None  # the shell's exit status, once reaped
         self.give_up_at: float | None = None  # SIGKILLed and still there: abandon (monotonic)
         try:

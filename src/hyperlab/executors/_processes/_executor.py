@@ -14,11 +14,18 @@ from typing import Any
 import cloudpickle
 
 from hyperlab.errors import ConfigError
-from hyperlab.executors.base import Event, EventKind, Executor, TrialSpec
+from hyperlab.executors.base import (
+    Executor,
+    Failed,
+    Finished,
+    Reported,
+    Started,
+    Stopped,
+    TrialSpec,
+)
 
 __all__ = ["ProcessExecutor", "pickle_objective"]
 
-_KINDS = {kind.value: kind for kind in EventKind}
 WORKER_COMMAND = (
     "import sys; from hyperlab.executors._processes._worker import main; main(*sys.argv[1:])"
 )
@@ -91,7 +98,7 @@ class ProcessExecutor(Executor):
 
     def __init__(self, objective, **options) -> None:
         super().__init__(objective, **options)
-        self._blob = pickle_objective(objective)
+        self.objective_bytes = pickle_objective(objective)
         self._slots: list[_Slot] = []
         self._dying: list[_Slot] = []
 
@@ -118,7 +125,7 @@ class ProcessExecutor(Executor):
             os.close(task_read)
             os.close(event_write)
         tasks = Connection(task_write, readable=False)
-        tasks.send_bytes(self._blob)
+        tasks.send_bytes(self.objective_bytes)
         slot = _Slot(process, tasks, Connection(event_read, writable=False), devices)
         self._slots.append(slot)
         return slot
@@ -156,9 +163,7 @@ class ProcessExecutor(Executor):
             if slot.number is not None and not slot.alive:
                 self._drain(slot)  # whatever it sent before dying
                 if slot.number is not None:
-                    self._end(
-                        slot, EventKind.FAILED, f"the trial's process {_exit_text(slot.process)}"
-                    )
+                    self._end(slot, f"the trial's process {_exit_text(slot.process)}")
                 self._retire(slot, signal.SIGKILL)
         self._enforce_limits()
         self._reap()
@@ -173,21 +178,27 @@ class ProcessExecutor(Executor):
     def _handle(self, slot: _Slot, message: tuple) -> None:
         tag, number, when = message[0], message[1], message[2]
         if tag == "report":
-            self.listener(
-                Event(EventKind.REPORTED, number, when, step=message[3], metrics=message[4])
-            )
+            self.listener(Reported(number, when, message[3], message[4]))
         elif tag == "started":
             if self.trial_timeout is not None:  # a worker's start-up is not the trial's time
                 slot.deadline = time.monotonic() + self.trial_timeout
-            self.listener(Event(EventKind.STARTED, number, when))
+            self.listener(Started(number, when))
         else:
             slot.number = slot.deadline = slot.kill_at = None
-            self.listener(Event(_KINDS[tag], number, when, metrics=message[3], error=message[4]))
+            if tag == "failed":
+                self.listener(Failed(number, when, message[3]))
+            elif tag == "finished":
+                self.listener(Finished(number, when, message[3]))
+            else:
+                self.listener(Stopped(number, when, message[3]))
 
-    def _end(self, slot: _Slot, kind: EventKind, error: str | None = None) -> None:
+    def _end(self, slot: _Slot, error: str | None = None) -> None:
+        """End the slot's trial: ``Failed`` with ``error``, or ``Stopped`` without one."""
         number = slot.number
+        assert number is not None
         slot.number = slot.deadline = slot.kill_at = None
-        self.listener(Event(kind, number, time.time(), error=error))
+        now = time.time()
+        self.listener(Stopped(number, now) if error is None else Failed(number, now, error))
 
     def _enforce_limits(self) -> None:
         now = time.monotonic()
@@ -195,12 +206,10 @@ class ProcessExecutor(Executor):
             if slot.number is None:
                 continue
             if slot.deadline is not None and slot.deadline <= now:
-                self._end(
-                    slot, EventKind.FAILED, f"trial exceeded trial_timeout={self.trial_timeout:g}s"
-                )
+                self._end(slot, f"trial exceeded trial_timeout={self.trial_timeout:g}s")
                 self._retire(slot, signal.SIGTERM)
             elif slot.kill_at is not None and slot.kill_at <= now:
-                self._end(slot, EventKind.STOPPED)
+                self._end(slot)
                 self._retire(slot, signal.SIGTERM)
 
     def _retire(self, slot: _Slot, sig: int) -> None:
@@ -245,7 +254,7 @@ class ProcessExecutor(Executor):
             self.poll(0.05)
         for slot in list(self._slots):
             if slot.number is not None:
-                self._end(slot, EventKind.STOPPED)
+                self._end(slot)
             self._dismiss(slot)
         while self._dying:
             self._reap()

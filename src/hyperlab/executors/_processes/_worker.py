@@ -1,8 +1,9 @@
 """The code of a ``processes`` worker: a child process that runs trials one at a time.
 
 It talks to the driver through two one-way pipes: tasks come in (``("run", spec)``,
-``("stop", number)``), tagged tuples go out (``("started" | "report" | "finished" | "failed"
-| "stopped", number, time, ...)``). It leads its own session and process group (the driver starts
+``("stop", number)``), tagged tuples go out: ``("started", number, time)``, ``("report",
+number, time, step, metrics)``, ``("finished" | "stopped", number, time, metrics)`` and
+``("failed", number, time, error)``. It leads its own session and process group (the driver starts
 it so), so the driver can signal the trial and everything it started, and it exits as soon as
 the driver goes away.
 """
@@ -21,7 +22,7 @@ from multiprocessing.connection import Connection
 import cloudpickle
 
 from hyperlab.executors._run import format_error, make_context, run_trial
-from hyperlab.executors.base import TrialSpec
+from hyperlab.executors.base import Failed, Finished, TrialSpec
 from hyperlab.reporting import TrialContext, set_process_context
 
 PR_SET_PDEATHSIG = 1
@@ -83,13 +84,17 @@ class _Worker:
         self.ctx = ctx
         set_process_context(ctx)
         send(("started", number, time.time()))
-        kind, metrics, error = run_trial(objective, ctx)
+        end = run_trial(objective, ctx)
         self.ctx = None
         set_process_context(None)
         try:
-            send((kind.value, number, time.time(), metrics, error))
+            if isinstance(end, Failed):
+                send(("failed", number, end.time, end.error))
+            else:
+                tag = "finished" if isinstance(end, Finished) else "stopped"
+                send((tag, number, end.time, end.metrics))
         except Exception:  # the final metrics could not be pickled
-            send(("failed", number, time.time(), None, format_error()))
+            send(("failed", number, time.time(), format_error()))
 
 
 def main(task_fd: str, event_fd: str) -> None:

@@ -17,7 +17,7 @@ the most recent rest) are modelled.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
@@ -25,7 +25,7 @@ from scipy.stats import qmc
 
 from hyperlab.errors import ConfigError, SearchSpaceError
 from hyperlab.space import SearchSpace
-from hyperlab.trial import Trial
+from hyperlab.trial import Mode, Trial
 from hyperlab.tuners._gp._gaussian_process import GaussianProcess, log_expected_improvement
 from hyperlab.tuners._history import History, UnitSpace, single_threaded_blas
 from hyperlab.tuners.base import Tuner
@@ -50,7 +50,7 @@ class GPTuner(Tuner):
         self,
         space: SearchSpace,
         *,
-        mode: Literal["min", "max"] = "min",
+        mode: Mode | str = Mode.MIN,
         seed: int | None = None,
         n_startup_trials: int = 10,
         n_candidates: int = 2000,

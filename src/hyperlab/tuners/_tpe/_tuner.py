@@ -29,7 +29,7 @@ from scipy.stats import qmc
 
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
-from hyperlab.trial import Trial
+from hyperlab.trial import Mode, Trial
 from hyperlab.tuners._history import History, UnitSpace
 from hyperlab.tuners._tpe._parzen import Parzen, default_weights
 from hyperlab.tuners.base import Tuner
@@ -69,7 +69,7 @@ class TPETuner(Tuner):
         self,
         space: SearchSpace,
         *,
-        mode: Literal["min", "max"] = "min",
+        mode: Mode | str = Mode.MIN,
         seed: int | None = None,
         n_startup_trials: int = 10,
         n_ei_candidates: int = 24,

@@ -1,0 +1,90 @@
+"""What every route shares: the app's store, its default experiment, and sending controls.
+
+The server only reads the store and appends control requests to it; the experiment's driver
+picks them up, applies them and records the outcome (see DESIGN.md, "Control goes through the
+store too").
+"""
+
+from __future__ import annotations
+
+from fastapi import HTTPException, Request
+
+from hyperlab.errors import ExperimentNotFound
+from hyperlab.server._models import ControlOut, ControlsAccepted
+from hyperlab.store import ControlRequest, ExperimentRecord, Store
+from hyperlab.trial import Trial
+
+__all__ = ["ApiContext", "context"]
+
+
+class ApiContext:
+    """What every route needs: the app's store, its default experiment, and control requests.
+
+    Args:
+        store: The store the app reads and sends control requests to.
+        experiment_id: The experiment the NNI-compatible routes serve when a request names
+            none; None for the newest experiment in the store.
+        owns_store: Close the store when the app shuts down.
+    """
+
+    def __init__(self, store: Store, *, experiment_id: str | None, owns_store: bool) -> None:
+        self.store = store
+        self.experiment_id = experiment_id
+        self.owns_store = owns_store
+
+    def pick_experiment(self, requested: str | None) -> ExperimentRecord:
+        """The experiment a single-experiment route serves: ``requested``, else the app's
+        default, else the newest in the store.
+
+        Raises:
+            ExperimentNotFound: when that experiment does not exist or the store is empty.
+        """
+        experiment_id = requested or self.experiment_id
+        if experiment_id is None:
+            newest = self.store.list_experiments()[:1]
+            if not newest:
+                raise ExperimentNotFound(
+                    f"no experiment in {self.store!r} yet; pass ?experiment_id=ID once one exists"
+                )
+            experiment_id = newest[0].id
+        return self.store.get_experiment(experiment_id)
+
+    def require_running(self, record: ExperimentRecord) -> None:
+        """HTTP 409 unless a driver runs ``record`` now and will obey a control request."""
+        if record.driver_alive():
+            return
+        if record.status.is_finished() or record.driver_pid is None:
+            detail = (
+                f"experiment {record.id!r} is not running (status {record.status}); "
+                "controls are accepted only while its driver runs"
+            )
+        else:
+            detail = (
+                f"experiment {record.id!r} has status {record.status} but its driver (pid "
+                f"{record.driver_pid} on {record.driver_host}) is gone; continue it with "
+                f"`hyperlab resume {record.id}`"
+            )
+        raise HTTPException(409, detail)
+
+    def require_active_trial(self, record: ExperimentRecord, number: int) -> Trial:
+        """The trial, or HTTP 404 when it does not exist and 409 when it already finished."""
+        trial = self.store.get_trial(record.id, number)
+        if trial.status.is_finished():
+            raise HTTPException(
+                409,
+                f"trial {number} of experiment {record.id!r} already finished "
+                f"(status {trial.status}); only waiting or running trials can be killed",
+            )
+        return trial
+
+    def send(self, record: ExperimentRecord, requests: list[ControlRequest]) -> ControlsAccepted:
+        """Append control requests for a running experiment; HTTP 409 when it is not running."""
+        self.require_running(record)
+        ids = [self.store.send_control(record.id, request) for request in requests]
+        controls = [ControlOut.from_control(self.store.get_control(i)) for i in ids]
+        return ControlsAccepted(experiment_id=record.id, control_ids=ids, controls=controls)
+
+
+def context(request: Request) -> ApiContext:
+    """The ``ApiContext`` of the app serving ``request``."""
+    return request.app.state.hyperlab

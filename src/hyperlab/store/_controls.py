@@ -1,0 +1,156 @@
+"""Control requests: what the CLI, the server and ``Experiment.stop`` ask a running driver to do.
+
+Each kind of request is a frozen pydantic model with its payload as typed fields, told apart by
+``kind``; the store keeps the kind in a column and the other fields as the JSON payload, and
+hands back the same models. The driver answers each with a ``ControlOutcome``.
+
+Example:
+    >>> store.send_control(exp_id, SetConcurrency(value=4))
+    >>> [c.request for c in store.pending_controls(exp_id)]
+    [SetConcurrency(kind=<ControlKind.SET_CONCURRENCY: 'set_concurrency'>, value=4)]
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from hyperlab.config import describe_validation_error
+from hyperlab.errors import ConfigError
+
+__all__ = [
+    "Control",
+    "ControlKind",
+    "ControlOutcome",
+    "ControlRequest",
+    "KillTrial",
+    "SetConcurrency",
+    "SetMaxDuration",
+    "SetMaxTrials",
+    "StopExperiment",
+    "parse_request",
+]
+
+
+class ControlKind(str, enum.Enum):
+    """What a control request asks for."""
+
+    STOP = "stop"
+    KILL_TRIAL = "kill_trial"
+    SET_CONCURRENCY = "set_concurrency"
+    SET_MAX_TRIALS = "set_max_trials"
+    SET_MAX_DURATION = "set_max_duration"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StopExperiment(_Request):
+    """Stop the experiment: no new trials, running ones are stopped, status STOPPED."""
+
+    kind: Literal[ControlKind.STOP] = ControlKind.STOP
+
+
+class KillTrial(_Request):
+    """Kill one waiting or running trial; it ends USER_CANCELED."""
+
+    kind: Literal[ControlKind.KILL_TRIAL] = ControlKind.KILL_TRIAL
+    number: int = Field(ge=0)
+
+
+class SetConcurrency(_Request):
+    """Run up to ``value`` trials at once from now on."""
+
+    kind: Literal[ControlKind.SET_CONCURRENCY] = ControlKind.SET_CONCURRENCY
+    value: int = Field(ge=1)
+
+
+class SetMaxTrials(_Request):
+    """Create at most ``value`` trials in all."""
+
+    kind: Literal[ControlKind.SET_MAX_TRIALS] = ControlKind.SET_MAX_TRIALS
+    value: int = Field(ge=1)
+
+
+class SetMaxDuration(_Request):
+    """End the experiment once it has run ``value`` seconds."""
+
+    kind: Literal[ControlKind.SET_MAX_DURATION] = ControlKind.SET_MAX_DURATION
+    value: float = Field(gt=0, allow_inf_nan=False)
+
+
+ControlRequest = Annotated[
+    StopExperiment | KillTrial | SetConcurrency | SetMaxTrials | SetMaxDuration,
+    Field(discriminator="kind"),
+]
+"""Any control request; ``request.kind`` tells which."""
+
+_REQUEST: TypeAdapter[ControlRequest] = TypeAdapter(ControlRequest)
+
+
+def parse_request(kind: str, payload: dict[str, Any]) -> ControlRequest:
+    """The typed request of ``kind`` with ``payload`` (as the store keeps them).
+
+    Raises:
+        ConfigError: for an unknown kind or a payload that does not fit it, naming the field.
+    """
+    try:
+        return _REQUEST.validate_python({**payload, "kind": kind})
+    except ValidationError as exc:
+        raise ConfigError(f"control {kind!r}: {describe_validation_error(exc)}") from None
+
+
+@dataclass(frozen=True)
+class ControlOutcome:
+    """What the driver made of a request.
+
+    Attributes:
+        applied: True when the driver did what was asked; False when it refused.
+        message: Why it refused, or what it did (may be empty).
+    """
+
+    applied: bool
+    message: str = ""
+
+    @classmethod
+    def ok(cls, message: str = "") -> ControlOutcome:
+        """The request was carried out."""
+        return cls(True, message)
+
+    @classmethod
+    def rejected(cls, message: str) -> ControlOutcome:
+        """The request was refused, for the reason ``message``."""
+        return cls(False, message)
+
+
+@dataclass(frozen=True)
+class Control:
+    """A control request as stored, with its outcome once the driver handled it.
+
+    Attributes:
+        id: Increasing per store; the driver applies controls in id order.
+        experiment_id: The experiment it is for.
+        request: What is asked.
+        created_at: When it was sent (epoch seconds).
+        applied_at: When the driver handled it; None while pending.
+        outcome: What the driver made of it; None while pending.
+    """
+
+    id: int
+    experiment_id: str
+    request: ControlRequest
+    created_at: float
+    applied_at: float | None = None
+    outcome: ControlOutcome | None = None
+
+    @property
+    def kind(self) -> ControlKind:
+        """``request.kind``."""
+        return self.request.kind
