@@ -289,3 +289,76 @@ def test_result_reads_trials_lazily_and_best_agrees_either_way(tmp_path):
     assert len(loaded.trials) == 12
     assert loaded.best_trial == best_by_query
     assert best_by_query.value == min(t.value for t in loaded.trials)
+
+
+# ---- tuner= takes a name, a "module:Class" path, a class or an instance ----------------------
+
+
+def test_tuner_given_as_class_path_or_instance_runs_and_is_recorded(tmp_path):
+    from hyperlab.tuners import TPETuner
+
+    space = hs.SearchSpace({"x": hs.uniform(0, 1)})
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    by_class = run(lambda p: p["x"], space, tuner=TPETuner, seed=3, storage=url, max_trials=6)
+    by_name = run(lambda p: p["x"], space, tuner="tpe", seed=3, max_trials=6)
+    by_path = run(
+        lambda p: p["x"], space, tuner="hyperlab.tuners._tpe:TPETuner", seed=3, max_trials=6
+    )
+    assert [t.params for t in by_class.trials] == [t.params for t in by_name.trials]
+    assert [t.params for t in by_path.trials] == [t.params for t in by_name.trials]
+    stored = Store.open(url).get_experiment(by_class.experiment_id).options
+    assert stored.tuner == "tpe"  # a registered class is stored by its name
+    instance = TPETuner(space, mode="max", seed=11, n_startup_trials=2)
+    by_instance = run(lambda p: p["x"], space, tuner=instance, mode="max", max_trials=6)
+    assert len(by_instance.trials) == 6
+
+
+def test_a_tuner_instance_is_stored_before_its_first_trial_and_rebuilt_on_resume(tmp_path):
+    from hyperlab.tuners import TPETuner
+
+    space = hs.SearchSpace({"x": hs.uniform(0, 1), "y": hs.randint(0, 5)})
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    straight = run(
+        lambda p: p["x"] + p["y"],
+        space,
+        tuner=TPETuner(space, seed=5, n_startup_trials=3),
+        max_trials=10,
+        seed=1,
+    )
+    first = run(
+        lambda p: p["x"] + p["y"],
+        space,
+        tuner=TPETuner(space, seed=5, n_startup_trials=3),
+        max_trials=6,
+        seed=1,
+        storage=url,
+    )
+    resumed = hyperlab.resume(first.experiment_id, storage=url, max_trials=10, progress=False)
+    assert [t.params for t in resumed.trials] == [t.params for t in straight.trials]
+
+
+@pytest.mark.parametrize(
+    ("tuner", "options", "message"),
+    [
+        ("hyperlab.space:SearchSpace", {}, "not a subclass of hyperlab.tuners.base.Tuner"),
+        ("nowhere.at_all:Tuner", {}, "cannot import 'nowhere.at_all:Tuner'"),
+        (42, {}, "expected a name, a Tuner subclass or a Tuner instance"),
+        (dict, {}, "expected a Tuner subclass"),
+    ],
+)
+def test_bad_tuner_values_are_config_errors(tuner, options, message):
+    with pytest.raises(hyperlab.ConfigError, match=message):
+        run(lambda p: p["x"], tuner=tuner, **options)
+
+
+def test_a_tuner_instance_must_match_the_experiment():
+    from hyperlab.tuners import RandomTuner
+
+    space = hs.SearchSpace({"x": hs.uniform(0, 1)})
+    other = RandomTuner(hs.SearchSpace({"y": hs.uniform(0, 1)}))
+    with pytest.raises(hyperlab.ConfigError, match="another search space"):
+        run(lambda p: p["x"], space, tuner=other)
+    with pytest.raises(hyperlab.ConfigError, match="mode='max'"):
+        run(lambda p: p["x"], space, tuner=RandomTuner(space, mode="max"))
+    with pytest.raises(hyperlab.ConfigError, match="takes no tuner_args"):
+        run(lambda p: p["x"], space, tuner=RandomTuner(space), tuner_args={"a": 1})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,15 @@ def test_sklearn_nni_example_runs_unchanged(tmp_path, hyperlab_home):
     )
     path = tmp_path / "config.yml"
     path.write_text(yaml.safe_dump(config))
-    env = {**os.environ, "HYPERLAB_HOME": str(hyperlab_home)}
+    # the trial command says `python3`: make that the interpreter running the tests (the one
+    # with scikit-learn), whichever python3 comes first on the PATH otherwise
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "python3"  # a script, not a symlink: a venv's python must keep its venv
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    wrapper.chmod(0o755)
+    path_var = os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")])
+    env = {**os.environ, "HYPERLAB_HOME": str(hyperlab_home), "PATH": path_var}
     out = subprocess.run(
         [sys.executable, "-m", "hyperlab", "run", str(path)],
         capture_output=True,

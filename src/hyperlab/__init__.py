@@ -21,6 +21,7 @@ _EXPORTS = {
     "Trial": "hyperlab.trial",
     "TrialStatus": "hyperlab.trial",
     "ExperimentStatus": "hyperlab.trial",
+    "Mode": "hyperlab.trial",
     "Report": "hyperlab.trial",
     # search spaces
     "SearchSpace": "hyperlab.space",
@@ -58,6 +59,7 @@ __all__ = [
     "ExperimentNotFound",
     "ExperimentStatus",
     "HyperlabError",
+    "Mode",
     "Report",
     "Result",
     "SearchSpace",
@@ -130,4 +132,4 @@ if _typing.TYPE_CHECKING:
         randint,
         uniform,
     )
-    from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
+    from hyperlab.trial import ExperimentStatus, Mode, Report, Trial, TrialStatus

@@ -248,13 +248,13 @@ def _cmd_ls(args: argparse.Namespace) -> int:
 def _trial_table(trials: list, title: str | None = None) -> Any:
     from rich.table import Table
 
-    from hyperlab.experiment._result import flatten
+    from hyperlab.trial import flatten_params
 
     table = Table("#", "status", "value", "duration", "params", title=title)
     for t in trials:
         duration = "-" if t.duration is None else f"{t.duration:.2f}s"
         value = "-" if t.value is None else f"{t.value:.6g}"
-        params = ", ".join(f"{k}={v!r}" for k, v in flatten(t.params).items())
+        params = ", ".join(f"{k}={v!r}" for k, v in flatten_params(t.params).items())
         table.add_row(str(t.number), str(t.status), value, duration, params)
     return table
 
@@ -354,23 +354,9 @@ def _trial_over(store: Any, experiment_id: str, number: int) -> bool:
         return store.get_experiment(experiment_id).status.is_finished()
 
 
-def export_rows(trials: list) -> list[dict[str, Any]]:
-    """One flat row per trial: number, status, params.*, metrics.*, value, duration."""
-    from hyperlab.experiment._result import flatten
-
-    rows = []
-    for t in trials:
-        row: dict[str, Any] = {"number": t.number, "status": str(t.status), "attempt": t.attempt}
-        row.update({f"params.{k}": v for k, v in flatten(t.params).items()})
-        row.update({f"metrics.{k}": v for k, v in t.metrics.items()})
-        row.update({"value": t.value, "duration": t.duration, "error": t.error})
-        rows.append(row)
-    return rows
-
-
 def _cmd_export(args: argparse.Namespace) -> int:
     store = _store(args)
-    rows = export_rows(store.get_trials(args.id, reports=False))
+    rows = [trial.as_row() for trial in store.get_trials(args.id, reports=False)]
     out = open(args.output, "w", newline="") if args.output else sys.stdout  # noqa: SIM115
     try:
         if args.format == "json":
@@ -390,11 +376,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_rm(args: argparse.Namespace) -> int:
-    from hyperlab.experiment._setup import check_not_running
-
     store = _store(args)
     record = store.get_experiment(args.id)
-    check_not_running(record)
+    record.check_not_running()
     if not args.yes:
         if not sys.stdin.isatty():
             raise ConfigError(f"rm: pass --yes to delete experiment {args.id} without a prompt")

@@ -14,8 +14,9 @@ import importlib
 import math
 import os
 import re
+import sys
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, cast
 
 import yaml
 from pydantic import (
@@ -88,7 +89,7 @@ class GpuConfig(BaseModel):
 
 
 def _duration_field(cls: type, value: Any, info: ValidationInfo) -> float | None:
-    return parse_duration(value, info.field_name)
+    return parse_duration(value, info.field_name or "duration")
 
 
 class ExperimentOptions(BaseModel):
@@ -332,7 +333,7 @@ class Registry(Generic[T]):
     def __init__(
         self,
         field: str,
-        base: type[T],
+        base: type,
         entries: dict[str, str | type[T]],
         aliases: dict[str, str] | None = None,
     ) -> None:
@@ -352,6 +353,18 @@ class Registry(Generic[T]):
     def names(self) -> list[str]:
         """Every accepted name: registered names first, then aliases, each sorted."""
         return sorted(self._entries) + sorted(self._aliases)
+
+    def name_of(self, cls: type) -> str | None:
+        """The name ``cls`` is registered under, or None; imports nothing new."""
+        for name, entry in self._entries.items():
+            if isinstance(entry, str):
+                module = entry.partition(":")[0]
+                if module not in sys.modules:  # not imported: cannot be where cls comes from
+                    continue
+                entry = self.get(name)
+            if entry is cls:
+                return name
+        return None
 
     def get(self, name: str) -> type[T]:
         """The class registered as ``name`` (or found at the path ``"module:Class"``).
@@ -376,9 +389,10 @@ class Registry(Generic[T]):
                     f"{self.field}: {entry!r} is {loaded!r}, not a subclass of "
                     f"{self.base.__module__}.{self.base.__qualname__}"
                 )
+            found = cast("type[T]", loaded)
             if key in self._entries:
-                self._entries[key] = loaded
-            return loaded
+                self._entries[key] = found
+            return found
         return entry
 
 

@@ -147,3 +147,30 @@ class Trial:
         if self.started_at is None or self.finished_at is None:
             return None
         return self.finished_at - self.started_at
+
+    def as_row(self) -> dict[str, Any]:
+        """One flat row (for tables, CSV, pandas): number, status, value, attempt, duration,
+        error, then ``params.<name>`` (nested ones joined with ``/``) and ``metrics.<name>``."""
+        row: dict[str, Any] = {
+            "number": self.number,
+            "status": self.status.value,
+            "value": self.value,
+            "attempt": self.attempt,
+            "duration": self.duration,
+            "error": self.error,
+        }
+        row.update({f"params.{k}": v for k, v in flatten_params(self.params).items()})
+        row.update({f"metrics.{k}": v for k, v in self.metrics.items()})
+        return row
+
+
+def flatten_params(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested parameter dicts as one level, keys joined with ``/`` (``layer/kernel``)."""
+    flat: dict[str, Any] = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten_params(value, f"{name}/"))
+        else:
+            flat[name] = value
+    return flat

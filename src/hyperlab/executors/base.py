@@ -120,7 +120,8 @@ class Executor(ABC):
     """Runs trials of one objective, up to ``concurrency`` at a time.
 
     Args:
-        objective: The trial function (the ``command`` executor takes a ``CommandTrial``).
+        objective: What each trial runs, as ``check_objective`` accepts it: a function of the
+            params (the ``command`` executor takes a ``CommandTrial``).
         concurrency: How many trials may run at once.
         trial_timeout: Seconds after which a running trial is failed, or None.
         stop_grace: Seconds a stopped trial gets to end by itself before it is killed.
@@ -143,7 +144,7 @@ class Executor(ABC):
 
     def __init__(
         self,
-        objective: Callable[..., Any],
+        objective: Any,
         *,
         concurrency: int = 1,
         trial_timeout: float | None = None,
@@ -151,7 +152,7 @@ class Executor(ABC):
         devices: DevicePool | None = None,
     ) -> None:
         self.check_objective(objective)
-        self.objective = objective
+        self.objective: Any = objective
         self.concurrency = concurrency
         self.trial_timeout = trial_timeout
         self.stop_grace = stop_grace
@@ -173,7 +174,8 @@ class Executor(ABC):
 
     def open(self, listener: Listener) -> None:
         """Start; events go to ``listener`` from then on."""
-        if self.devices is None:
+        devices = self.devices
+        if devices is None:
             self.listener = listener
             return
 
@@ -181,7 +183,7 @@ class Executor(ABC):
             if isinstance(event, END_EVENTS):
                 held = self._held.pop(event.number, None)
                 if held is not None:
-                    self.devices.release(held)
+                    devices.release(held)
             listener(event)
 
         self.listener = release_then
@@ -265,6 +267,6 @@ def executor_class(name: str) -> type[Executor]:
     return EXECUTORS.get(name)
 
 
-def create_executor(name: str, objective: Callable[..., Any], **options: Any) -> Executor:
+def create_executor(name: str, objective: Any, **options: Any) -> Executor:
     """An executor of class ``name`` for ``objective`` with ``options``."""
     return executor_class(name)(objective, **options)

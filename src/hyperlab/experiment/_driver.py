@@ -242,7 +242,7 @@ class Driver:
         return self.ending is None and not self._no_more() and self.executor.free_slots > 0
 
     def _submit_more(self) -> None:
-        specs = []
+        specs: list[TrialSpec] = []
         free = self.executor.free_slots
         while free > len(specs) and not self._no_more():
             trial = self.requeue.popleft() if self.requeue else self._new_trial()

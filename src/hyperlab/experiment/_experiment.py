@@ -37,7 +37,6 @@ from hyperlab.experiment._driver import Driver
 from hyperlab.experiment._progress import wants_progress
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._setup import (
-    check_not_running,
     load_objective,
     make_executor,
     random_seed,
@@ -113,10 +112,10 @@ class Experiment:
                 update={"working_dir": str(Path(options.working_dir).expanduser().resolve())}
             )
         space = SearchSpace.coerce(space)
-        if options.seed is None:
-            options = options.model_copy(update={"seed": random_seed()})
+        seed = random_seed() if options.seed is None else options.seed
+        options = options.model_copy(update={"seed": seed})
         tuner_obj = create_tuner(
-            tuner, space, mode=options.mode, seed=options.seed, args=options.tuner_args
+            tuner, space, mode=options.mode, seed=seed, args=options.tuner_args
         )
         options = with_budget(options, tuner_obj)
         executor_obj = make_executor(options, objective)
@@ -127,7 +126,7 @@ class Experiment:
             status=ExperimentStatus.INITIALIZED,
             options=options,
             space=space.to_nni(),
-            seed=options.seed,
+            seed=seed,
             objective=executor_obj.objective_bytes or try_pickle(objective),
             objective_ref=reference(objective),
             tuner=try_pickle(tuner) if isinstance(tuner, Tuner) else None,
@@ -460,7 +459,7 @@ def _continue(
 ) -> Result:
     store = Store.open(storage)
     record = store.get_experiment(experiment_id)
-    check_not_running(record)
+    record.check_not_running()
     stored = record.options.model_dump()
     if max_trials is not None:
         stored["max_trials"] = max_trials

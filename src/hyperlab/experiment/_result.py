@@ -74,29 +74,5 @@ class Result:
             raise ImportError(
                 "Result.to_dataframe() needs pandas: pip install 'hyperlab[pandas]'"
             ) from None
-        rows = []
-        for t in self.trials:
-            row: dict[str, Any] = {
-                "number": t.number,
-                "status": t.status.value,
-                "value": t.value,
-                "attempt": t.attempt,
-                "duration": t.duration,
-                "error": t.error,
-            }
-            row.update({f"params.{k}": v for k, v in flatten(t.params).items()})
-            row.update({f"metrics.{k}": v for k, v in t.metrics.items()})
-            rows.append(row)
+        rows = [trial.as_row() for trial in self.trials]
         return pd.DataFrame(rows)
-
-
-def flatten(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested parameter dicts as one level, keys joined with ``/``."""
-    flat: dict[str, Any] = {}
-    for key, value in params.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(flatten(value, f"{name}/"))
-        else:
-            flat[name] = value
-    return flat

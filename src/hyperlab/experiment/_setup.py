@@ -6,8 +6,6 @@ module holds only the API.
 
 from __future__ import annotations
 
-import os
-import socket
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -57,10 +55,11 @@ def trial_objective(config: ExperimentConfig) -> Any:
             "env: extra environment variables apply to command trials; a function trial "
             "can set os.environ itself"
         )
+    function = trial.function or ""  # the config model checked it is given
     if trial.code_dir not in sys.path:
         sys.path.insert(0, trial.code_dir)
     try:
-        return import_path("trial.function", trial.function)
+        return import_path("trial.function", function)
     except ConfigError as exc:
         raise ConfigError(f"{exc} (looked in code_dir {trial.code_dir!r} first)") from None
 
@@ -92,7 +91,7 @@ def reference(objective: Callable[..., Any]) -> str | None:
     return f"{module}:{qualname}" if module and qualname else None
 
 
-def try_pickle(objective: Callable[..., Any]) -> bytes | None:
+def try_pickle(objective: object) -> bytes | None:
     try:
         return cloudpickle.dumps(objective)
     except Exception:  # resume will then need the objective passed in
@@ -113,14 +112,3 @@ def load_objective(record: ExperimentRecord) -> Callable[..., Any]:
             f"objective: experiment {record.id}'s stored objective ({ref}) cannot be loaded here "
             f"({type(exc).__name__}: {exc}); pass it: hyperlab.resume(id, objective=fn)"
         ) from None
-
-
-def check_not_running(record: ExperimentRecord) -> None:
-    """ConfigError if the experiment's driver is still alive somewhere."""
-    if not record.driver_alive() or record.driver_pid == os.getpid():
-        return
-    where = "" if record.driver_host == socket.gethostname() else f" on {record.driver_host}"
-    raise ConfigError(
-        f"experiment {record.id} is still running{where} (driver pid {record.driver_pid}); "
-        f"stop it first: hyperlab stop {record.id}"
-    )

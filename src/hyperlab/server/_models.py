@@ -219,7 +219,7 @@ class ExperimentPatch(BaseModel):
 
     concurrency: StrictInt | None = Field(default=None, gt=0, description="Trials at once.")
     max_trials: StrictInt | None = Field(default=None, gt=0, description="Trials to create.")
-    max_duration: float | str | None = Field(
+    max_duration: float | None = Field(
         default=None, description="Seconds, or a string like '90s', '30m', '2h', '1d'."
     )
 

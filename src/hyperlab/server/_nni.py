@@ -249,7 +249,8 @@ def update_profile(
             )
         raise ConfigError(f"update_type: expected one of {expected}, got {update_type!r}")
     make, fields = _UPDATES[update_type]
-    params = profile.get("params") if isinstance(profile.get("params"), dict) else profile
+    nested = profile.get("params")
+    params: dict[str, Any] = nested if isinstance(nested, dict) else profile
     name = next((field for field in fields if params.get(field) is not None), None)
     if name is None:
         raise ConfigError(f"params.{fields[0]}: required for update_type {update_type}")

@@ -9,7 +9,7 @@ choice, then the sub-parameters of each of its nested options, then the next par
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,15 +100,22 @@ def decode_rows(
         if np.isnan(u).any():
             raise ValueError(f"{path}: coordinate {i} is NaN but the dimension is active")
         if isinstance(param, Choice):
-            columns.append(
-                param._assemble(
-                    param._indices_from_unit(u),
-                    lambda j, option, rows, p=param, base=i, path=path: decode_rows(
-                        option.params, X[rows], base + p._offsets[j], join(path, option.name)
-                    ),
-                )
-            )
+            nested = _nested_decoder(param, X, i, path)
+            columns.append(param._assemble(param._indices_from_unit(u), nested))
         else:
             columns.append(param._from_unit(u))
         i += param._n_dims
     return rows_of(list(group), columns, n)
+
+
+def _nested_decoder(
+    choice: Choice, X: np.ndarray, base: int, path: str
+) -> Callable[[int, NestedOption, np.ndarray], list[dict[str, Any]]]:
+    """Decodes the sub-parameters of the rows that picked nested option ``j`` of ``choice``,
+    whose first dimension is ``base``."""
+
+    def nested_rows(j: int, option: NestedOption, rows: np.ndarray) -> list[dict[str, Any]]:
+        sub = join(path, option.name)
+        return decode_rows(option.params, X[rows], base + choice._offsets[j], sub)
+
+    return nested_rows

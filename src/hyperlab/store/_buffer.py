@@ -53,7 +53,9 @@ class _Statement:
     """A statement compiled once, executed with rows given as tuples in ``columns`` order."""
 
     def __init__(self, stmt: ClauseElement, dialect: Dialect, columns: Sequence[str]) -> None:
-        compiled = stmt.compile(dialect=dialect, column_keys=list(columns), for_executemany=True)
+        compiled: Any = stmt.compile(
+            dialect=dialect, column_keys=list(columns), for_executemany=True
+        )
         self.sql = str(compiled)
         self.columns = tuple(columns)
         self.positional = bool(compiled.positional)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import case, func, select
-from sqlalchemy.engine import Row
 
 from hyperlab.config import ExperimentOptions
 from hyperlab.store._records import ExperimentSummary
@@ -61,7 +60,7 @@ LIST_EXPERIMENTS = (
 """Newest first; trial counts are NULL for an experiment without trials."""
 
 
-def summary_from_row(row: Row[Any], options: ExperimentOptions) -> ExperimentSummary:
+def summary_from_row(row: Any, options: ExperimentOptions) -> ExperimentSummary:
     """An ``ExperimentSummary`` from a row of ``LIST_EXPERIMENTS`` and the experiment's
     options (parsed from the row's ``config``), whose ``mode`` picks the best value."""
     return ExperimentSummary(

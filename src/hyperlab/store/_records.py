@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from hyperlab.config import ExperimentOptions
+from hyperlab.errors import ConfigError
 from hyperlab.trial import ExperimentStatus, Mode, TrialStatus
 
 __all__ = ["HEARTBEAT_INTERVAL", "ExperimentRecord", "ExperimentSummary", "TrialEvent"]
@@ -78,6 +79,17 @@ class ExperimentRecord:
             return True
         now = time.time() if now is None else now
         return now - (self.heartbeat_at or 0.0) < 3 * HEARTBEAT_INTERVAL
+
+    def check_not_running(self) -> None:
+        """ConfigError if a driver (other than one in this process) runs the experiment now."""
+        here = self.driver_host == socket.gethostname()
+        if not self.driver_alive() or (here and self.driver_pid == os.getpid()):
+            return
+        where = "" if here else f" on {self.driver_host}"
+        raise ConfigError(
+            f"experiment {self.id} is still running{where} (driver pid {self.driver_pid}); "
+            f"stop it first: hyperlab stop {self.id}"
+        )
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import Text, bindparam, cast, delete, insert, select
-from sqlalchemy.engine import Connection, Engine, Row
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from hyperlab.config import ExperimentOptions, describe_validation_error, parse_stored_options
@@ -428,8 +428,9 @@ class Store:
         with self._write("send control") as conn:
             if not _exists(conn, experiment_id):
                 raise self._not_found(experiment_id)
-            result = conn.execute(insert(controls).values(row))
-            return int(result.inserted_primary_key[0])
+            key = conn.execute(insert(controls).values(row)).inserted_primary_key
+            assert key is not None  # an INSERT of one row always has one
+            return int(key[0])
 
     def pending_controls(self, experiment_id: str) -> list[Control]:
         """Control requests not yet applied, oldest first (an unknown experiment has none).
@@ -551,7 +552,7 @@ _TRIAL_COLUMNS = (
 _STATUSES = {status.value: status for status in TrialStatus}
 
 
-def _trial_from_row(row: Row[Any], trial_reports: tuple[Report, ...]) -> Trial:
+def _trial_from_row(row: Any, trial_reports: tuple[Report, ...]) -> Trial:
     (
         experiment_id,
         number,

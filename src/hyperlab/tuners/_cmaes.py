@@ -43,11 +43,11 @@ class _State:
     popsize: int
     restart: int = 0
     generation: int = 0
-    C: np.ndarray = field(default=None)  # type: ignore[assignment]
-    pc: np.ndarray = field(default=None)  # type: ignore[assignment]
-    ps: np.ndarray = field(default=None)  # type: ignore[assignment]
-    B: np.ndarray = field(default=None)  # type: ignore[assignment]
-    D: np.ndarray = field(default=None)  # type: ignore[assignment]
+    C: np.ndarray = field(default=None)  # type: ignore[arg-type]  # set by __post_init__
+    pc: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    ps: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    B: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    D: np.ndarray = field(default=None)  # type: ignore[arg-type]
     best_history: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -204,7 +204,7 @@ class CMAESTuner(Tuner):
             + c1 * (np.outer(pc, pc) + (1 - hs) * cc * (2 - cc) * s.C)
             + cmu * (Y.T * w) @ Y
         )
-        sigma = s.sigma * math.exp(min(1.0, (cs / ds) * (np.linalg.norm(ps) / chi - 1)))
+        sigma = s.sigma * math.exp(min(1.0, float((cs / ds) * (np.linalg.norm(ps) / chi - 1))))
         C = (C + C.T) / 2
         eig, B = np.linalg.eigh(C)
         D = np.sqrt(np.maximum(eig, 1e-20))

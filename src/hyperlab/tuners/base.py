@@ -112,7 +112,7 @@ def tuner_name(tuner: str | type[Tuner] | Tuner) -> str:
     if isinstance(tuner, str):
         return tuner
     cls = tuner if isinstance(tuner, type) else type(tuner)
-    return next((name for name in TUNERS.names() if TUNERS.get(name) is cls), class_path(cls))
+    return TUNERS.name_of(cls) or class_path(cls)
 
 
 def create_tuner(

@@ -98,7 +98,7 @@ class ProcessExecutor(Executor):
 
     def __init__(self, objective, **options) -> None:
         super().__init__(objective, **options)
-        self.objective_bytes = pickle_objective(objective)
+        self.objective_bytes: bytes = pickle_objective(objective)
         self._slots: list[_Slot] = []
         self._dying: list[_Slot] = []
 

@@ -166,8 +166,8 @@ class Parzen:
             const = np.log(sigma).sum(axis=1) + self.log_z[:, c].sum(axis=1)
             acc += -0.5 * np.maximum(sq, 0.0) - const - len(self.cont) * _LOG_SQRT_2PI
         for i in self.disc:
-            c = self.num.index(i)
-            mu, sigma = self.mu[:, c], self.sigma[:, c]
+            j = self.num.index(i)
+            mu, sigma = self.mu[:, j], self.sigma[:, j]
             values, inverse = np.unique(Y[:, i], return_inverse=True)
             a, b = self.unit.cells(self.cols[i], values)
             # plain CDF differences: a kernel's mass only matters when it is not negligible
@@ -176,7 +176,7 @@ class Parzen:
             upper = lo > 0
             mass = np.where(upper, ndtr(-lo) - ndtr(-hi), ndtr(hi) - ndtr(lo))
             log_mass = np.log(np.maximum(mass, 1e-300))
-            acc += (log_mass - self.log_z[:, c])[inverse.ravel()]
+            acc += (log_mass - self.log_z[:, j])[inverse.ravel()]
         for i, table in zip(self.cat, self.tables, strict=True):
             k = table.shape[1]
             idx = np.minimum((Y[:, i] * k).astype(np.int64), k - 1)

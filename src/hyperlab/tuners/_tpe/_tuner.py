@@ -165,7 +165,7 @@ class TPETuner(Tuner):
                     position[l_rows] = np.arange(l_rows.size)
                     inherited = position[carried[rows]]
                     kernels = np.where(inherited >= 0, inherited, kernels)
-            Y[np.ix_(rows, group.cols)] = sub = l_density.sample(rng, kernels)
+            Y[np.ix_(rows, np.asarray(group.cols))] = sub = l_density.sample(rng, kernels)
             score[rows] += l_density.log_pdf(sub) - g_density.log_pdf(sub)
         seen = self.history.is_seen(Y)
         if seen.all():
@@ -217,7 +217,7 @@ class _Group:
         density = Parzen(
             tpe.unit,
             self.cols,
-            X[np.ix_(rows, self.cols)],
+            X[np.ix_(rows, np.asarray(self.cols))],
             weights,
             prior_weight=tpe.prior_weight,
             bandwidth=tpe.bandwidth,
