@@ -4,6 +4,10 @@ import os
 
 import pytest
 
+# The conformance suites shipped in hyperlab.testing are test code: let their asserts say what
+# differed (pytest rewrites asserts only in modules it is told about before they are imported).
+pytest.register_assert_rewrite("hyperlab.testing")
+
 POSTGRES_URL = os.environ.get("HYPERLAB_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
 

@@ -34,3 +34,20 @@ def test_version_matches_the_package_metadata():
 
     assert hyperlab.__version__ == version("hyperlab")
     assert importlib.import_module("hyperlab.cli")
+
+
+def test_every_package_lists_its_public_names_and_they_resolve():
+    for name in ("space", "experiment", "store", "executors", "tuners", "testing", "server"):
+        package = importlib.import_module(f"hyperlab.{name}")
+        assert len(set(package.__all__)) == len(package.__all__)
+        for public in package.__all__:
+            assert getattr(package, public) is not None, f"hyperlab.{name}.{public}"
+
+
+def test_tuners_package_is_light_until_a_model_tuner_is_used():
+    code = (
+        "import sys, hyperlab.tuners as t; before = 'scipy' in sys.modules; t.TPETuner; "
+        "print(before, 'scipy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]

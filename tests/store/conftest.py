@@ -9,7 +9,6 @@ fail saying so, unless ``HYPERLAB_SKIP_POSTGRES=1`` (then they are skipped).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -18,11 +17,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine, make_url
 
-from hyperlab.errors import StoreError
-from hyperlab.store import Store
-
 POSTGRES_URL = os.environ.get("HYPERLAB_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
-BACKENDS = ["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 PERSISTENT_BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 
 
@@ -77,44 +72,8 @@ def new_storage(request: pytest.FixtureRequest, tmp_path) -> Callable[[str], str
     return make
 
 
-@pytest.fixture(params=BACKENDS)
-def storage(request: pytest.FixtureRequest, new_storage: Callable[[str], str]) -> str:
-    """The storage string of an empty database, for each backend."""
-    return new_storage(request.param)
-
-
 @pytest.fixture(params=PERSISTENT_BACKENDS)
 def persistent_storage(request: pytest.FixtureRequest, new_storage: Callable[[str], str]) -> str:
-    """Like ``storage``, for backends that a second engine or process can open too."""
+    """The storage string of a new, empty database that a second engine or process can open
+    too: a SQLite file, or PostgreSQL."""
     return new_storage(request.param)
-
-
-class Ticks:
-    """A fake clock for the times the store stamps itself: 1000.0, 1001.0, ..."""
-
-    def __init__(self, start: float = 1000.0) -> None:
-        self.now = start - 1.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
-
-
-@pytest.fixture
-def store(storage: str) -> Iterator[Store]:
-    """An open store on an empty database of each backend, with a ``Ticks`` clock."""
-    opened = Store.open(storage, clock=Ticks())
-    yield opened
-    with contextlib.suppress(StoreError):  # a test may leave rows that cannot be written
-        opened.close()
-
-
-@pytest.fixture
-def other(store: Store, storage: str) -> Iterator[Store]:
-    """A second store on the same database (its own engine), or ``store`` itself in memory."""
-    if storage == ":memory:":
-        yield store
-        return
-    second = Store.open(storage)
-    yield second
-    second.close()

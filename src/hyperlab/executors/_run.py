@@ -54,6 +54,8 @@ def run_trial(objective: Callable[..., Any], ctx: TrialContext) -> TrialEnd:
         return Failed(number, time.time(), format_error())
     finally:
         deactivate(token)
+    if metrics is None and ctx.stop_requested:  # told to stop, it returned without a result
+        return Stopped(number, time.time(), ctx.last)
     if metrics is None:
         return Failed(number, time.time(), "the objective returned None and reported no result")
     return Finished(number, time.time(), metrics)

@@ -43,6 +43,7 @@ from hyperlab.store import (
     SetMaxTrials,
     StopExperiment,
     Store,
+    UnreadableRequest,
 )
 from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
 from hyperlab.tuners.base import Tuner
@@ -424,7 +425,9 @@ class Driver:
         for control in self.store.pending_controls(self.id):
             self.store.finish_control(control.id, self._apply(control.request))
 
-    def _apply(self, request: ControlRequest) -> ControlOutcome:
+    def _apply(self, request: ControlRequest | UnreadableRequest) -> ControlOutcome:
+        if isinstance(request, UnreadableRequest):
+            return ControlOutcome.rejected(request.problem)
         if isinstance(request, StopExperiment):
             if self.ending is None:
                 self._end(ExperimentStatus.STOPPED, TrialStatus.USER_CANCELED)

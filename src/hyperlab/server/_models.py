@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from hyperlab.config import ExperimentOptions, parse_duration
-from hyperlab.store import Control, ControlKind, ExperimentSummary, TrialEvent
+from hyperlab.store import Control, ControlKind, ExperimentSummary, TrialEvent, UnreadableRequest
 from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
 
 __all__ = [
@@ -175,7 +175,10 @@ class ControlOut(BaseModel):
 
     id: int
     experiment_id: str
-    kind: ControlKind = Field(description="stop, kill_trial, set_concurrency, set_max_trials...")
+    kind: ControlKind | str = Field(
+        description="stop, kill_trial, set_concurrency, set_max_trials... (or the stored text "
+        "of a kind this version cannot read)"
+    )
     payload: dict[str, Any] = Field(description="The request's arguments.")
     created_at: float
     applied_at: float | None
@@ -186,6 +189,9 @@ class ControlOut(BaseModel):
     def from_control(cls, control: Control) -> ControlOut:
         """The response for one ``Control``."""
         outcome = control.outcome
+        request = control.request
+        payload = {} if isinstance(request, UnreadableRequest) else request.model_dump(mode="json")
+        payload.pop("kind", None)
         state: Literal["pending", "applied", "rejected"] = "pending"
         if outcome is not None:
             state = "applied" if outcome.applied else "rejected"
@@ -193,7 +199,7 @@ class ControlOut(BaseModel):
             id=control.id,
             experiment_id=control.experiment_id,
             kind=control.kind,
-            payload=control.request.model_dump(mode="json", exclude={"kind"}),
+            payload=payload,
             created_at=control.created_at,
             applied_at=control.applied_at,
             state=state,

@@ -26,6 +26,7 @@ from hyperlab.store._controls import (
     SetMaxDuration,
     SetMaxTrials,
     StopExperiment,
+    UnreadableRequest,
     parse_request,
 )
 from hyperlab.store._paths import home
@@ -56,6 +57,7 @@ __all__ = [
     "Store",
     "TrialEvent",
     "TrialNotFound",
+    "UnreadableRequest",
     "home",
     "parse_request",
 ]

@@ -31,6 +31,7 @@ __all__ = [
     "SetMaxDuration",
     "SetMaxTrials",
     "StopExperiment",
+    "UnreadableRequest",
     "parse_request",
 ]
 
@@ -101,10 +102,30 @@ def parse_request(kind: str, payload: dict[str, Any]) -> ControlRequest:
     Raises:
         ConfigError: for an unknown kind or a payload that does not fit it, naming the field.
     """
+    if kind not in ControlKind._value2member_map_:
+        raise ConfigError(
+            f"control {kind!r}: unknown kind (sent by a newer hyperlab?); known kinds: "
+            f"{', '.join(k.value for k in ControlKind)}"
+        )
+    if not isinstance(payload, dict):
+        raise ConfigError(f"control {kind!r}: expected a JSON object as payload, got {payload!r}")
     try:
         return _REQUEST.validate_python({**payload, "kind": kind})
     except ValidationError as exc:
         raise ConfigError(f"control {kind!r}: {describe_validation_error(exc)}") from None
+
+
+@dataclass(frozen=True)
+class UnreadableRequest:
+    """A stored request this version cannot read (a newer hyperlab's kind, say).
+
+    Attributes:
+        kind: The kind as stored.
+        problem: Why it cannot be read.
+    """
+
+    kind: str
+    problem: str
 
 
 @dataclass(frozen=True)
@@ -137,7 +158,7 @@ class Control:
     Attributes:
         id: Increasing per store; the driver applies controls in id order.
         experiment_id: The experiment it is for.
-        request: What is asked.
+        request: What is asked (an ``UnreadableRequest`` if this version cannot read it).
         created_at: When it was sent (epoch seconds).
         applied_at: When the driver handled it; None while pending.
         outcome: What the driver made of it; None while pending.
@@ -145,12 +166,12 @@ class Control:
 
     id: int
     experiment_id: str
-    request: ControlRequest
+    request: ControlRequest | UnreadableRequest
     created_at: float
     applied_at: float | None = None
     outcome: ControlOutcome | None = None
 
     @property
-    def kind(self) -> ControlKind:
-        """``request.kind``."""
+    def kind(self) -> ControlKind | str:
+        """``request.kind``: a ``ControlKind``, or the stored text of an unreadable one."""
         return self.request.kind

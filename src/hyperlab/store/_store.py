@@ -29,7 +29,13 @@ from hyperlab.config import ExperimentOptions, describe_validation_error, parse_
 from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError, TrialNotFound
 from hyperlab.store._buffer import WriteBuffer
 from hyperlab.store._codec import dumps, loads
-from hyperlab.store._controls import Control, ControlOutcome, ControlRequest, parse_request
+from hyperlab.store._controls import (
+    Control,
+    ControlOutcome,
+    ControlRequest,
+    UnreadableRequest,
+    parse_request,
+)
 from hyperlab.store._engine import WRITE, create_store_engine, describe_error
 from hyperlab.store._paths import experiment_dir
 from hyperlab.store._queries import LIST_EXPERIMENTS, summary_from_row
@@ -436,22 +442,17 @@ class Store:
         """Control requests not yet applied, oldest first (an unknown experiment has none).
 
         Cheap enough to poll ten times a second: one indexed query. A request this version
-        cannot read (sent by a newer hyperlab) is answered as rejected at once and left out.
+        cannot read (sent by a newer hyperlab) comes as an ``UnreadableRequest``, for the
+        driver to reject.
         """
         with self._read() as conn:
             rows = conn.execute(_PENDING_CONTROLS, {"experiment_id": experiment_id}).all()
         finished = self._buffer.controls
-        pending = []
-        for control_id, kind, payload, created_at in rows:
-            if control_id in finished:
-                continue
-            try:
-                request = parse_request(kind, payload)
-            except ConfigError as exc:
-                self.finish_control(control_id, ControlOutcome.rejected(str(exc)))
-                continue
-            pending.append(Control(control_id, experiment_id, request, created_at))
-        return pending
+        return [
+            Control(control_id, experiment_id, _request(kind, payload), created_at)
+            for control_id, kind, payload, created_at in rows
+            if control_id not in finished
+        ]
 
     def get_control(self, control_id: int) -> Control:
         """One control request, with its outcome once applied.
@@ -463,10 +464,7 @@ class Store:
             row = conn.execute(select(controls).where(controls.c.id == control_id)).first()
         if row is None:
             raise StoreError(f"no control request {control_id} in {self._where}")
-        try:
-            request = parse_request(row.kind, row.payload)
-        except ConfigError as exc:
-            raise StoreError(f"control request {control_id} cannot be read: {exc}") from None
+        request = _request(row.kind, row.payload)
         outcome = None
         if row.applied_at is not None:
             outcome = ControlOutcome(bool(row.applied), row.outcome or "")
@@ -526,6 +524,13 @@ class Store:
         for n, attempt, step, metrics, at in conn.execute(query):
             grouped.setdefault(n, []).append(Report(step, metrics, at, attempt))
         return {n: tuple(items) for n, items in grouped.items()}
+
+
+def _request(kind: str, payload: Any) -> ControlRequest | UnreadableRequest:
+    try:
+        return parse_request(kind, payload)
+    except ConfigError as exc:
+        return UnreadableRequest(kind, str(exc))
 
 
 def _exists(conn: Connection, experiment_id: str) -> bool:

@@ -26,6 +26,9 @@ from hyperlab.executors.base import (
 
 __all__ = ["ProcessExecutor", "pickle_objective"]
 
+WORKER_STARTUP_GRACE = 60.0
+"""Seconds a worker may take to start (interpreter, imports, unpickling the objective) before
+its trial's ``trial_timeout`` begins; past them the trial fails as timed out anyway."""
 WORKER_COMMAND = (
     "import sys; from hyperlab.executors._processes._worker import main; main(*sys.argv[1:])"
 )
@@ -143,8 +146,10 @@ class ProcessExecutor(Executor):
                 self._dismiss(idle[0])
             slot = self._spawn(spec.devices)
         slot.number = spec.number
-        slot.deadline = (
-            None if self.trial_timeout is None else time.monotonic() + self.trial_timeout
+        slot.deadline = (  # until the trial starts, a worker's start-up may take its time too
+            None
+            if self.trial_timeout is None
+            else time.monotonic() + self.trial_timeout + WORKER_STARTUP_GRACE
         )
         slot.kill_at = None
         slot.tasks.send(("run", spec))

@@ -1,0 +1,546 @@
+"""``ExecutorContract``: the executor interface's promises, as tests to run over any executor.
+
+Subclass it in a test module and provide ``make_executor``: a fixture returning a function of
+the executor's options (``concurrency``, ``trial_timeout``, ``stop_grace``) that builds an
+executor whose trials run the behaviours of ``hyperlab.testing.behaviours``:
+
+```python
+import pytest
+from hyperlab.executors import create_executor
+from hyperlab.testing import ExecutorContract
+from hyperlab.testing.behaviours import behave
+
+class TestMyExecutor(ExecutorContract):
+    @pytest.fixture
+    def make_executor(self):
+        return lambda **options: create_executor("my-executor", behave, **options)
+```
+
+Shell-command executors run ``behaviour_command()``; a ``FakeExecutor`` runs
+``behaviour_script``. What every executor must do, checked here:
+
+- every submitted trial ends with exactly one ``Finished``, ``Failed`` or ``Stopped``, and
+  nothing of it reaches the listener afterwards; ``Started`` comes before its ``Reported``
+  events, which arrive in step order with the metrics the trial reported;
+- ``free_slots`` never lets more than ``concurrency`` trials run at once;
+- ``stop`` ends a trial ``Stopped``, with its last report, within ``stop_grace``, whether it is
+  called from the listener (as the driver does on a report) or between polls, or right after
+  ``submit``;
+- a trial running past ``trial_timeout`` ends ``Failed`` naming the timeout, and the executor
+  goes on with the next trials; a raising trial ends ``Failed`` with the exception's text;
+- ``close`` ends every trial still running with one end event and leaves no process of them
+  running;
+- events reach the listener only in the thread that calls ``poll`` (and ``stop``/``close``).
+
+Executors that cannot do everything declare it with class attributes instead of failing:
+``runs_trials_in_poll`` (trials run inside ``poll`` in the caller's thread, like
+``inprocess``: between two polls no trial runs, so the tests that stop or close a running trial
+from outside are skipped with that reason) and ``timeout_needs_report`` (``trial_timeout`` is
+enforced at the trial's next report, so the timeout test uses a trial that keeps reporting
+instead of one that hangs) and ``interrupts_trials`` (False when ``stop`` takes effect at the
+trial's next report only, like ``threads``: a stopped trial that does not report ends when its
+code returns, ``Stopped``, or ``Finished`` if it was done).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from hyperlab.executors._command import CommandTrial
+from hyperlab.executors.base import (
+    END_EVENTS,
+    Event,
+    Executor,
+    Failed,
+    Finished,
+    Reported,
+    Started,
+    Stopped,
+    TrialSpec,
+)
+from hyperlab.testing.behaviours import (
+    DEFAULT_DURATION,
+    DEFAULT_INTERVAL,
+    PID_FILE,
+    final_metrics,
+    report_metrics,
+)
+from hyperlab.testing.fakes import Finish, Report, Step
+
+__all__ = ["ExecutorContract", "ExecutorFactory", "behaviour_command", "behaviour_script"]
+
+ExecutorFactory = Callable[..., Executor]
+"""``make_executor(concurrency=..., trial_timeout=..., stop_grace=...) -> Executor``."""
+
+WALL_LIMIT = 30.0
+"""Real seconds after which a contract test gives up waiting for events."""
+SLACK = 2.0
+"""Real seconds of scheduling slack allowed on top of ``stop_grace`` and ``trial_timeout``."""
+STOP_GRACE = 0.5
+TRIAL_TIMEOUT = 0.5
+HANG = 0.8
+"""How long a timed-out ``hang`` trial sleeps: past the timeout, so a late end would show."""
+RETURN_SOON = 0.3
+"""How long a stopped ``hang`` trial sleeps when its executor cannot interrupt it."""
+POLL = 0.05
+
+
+def behaviour_command(python: str = sys.executable) -> CommandTrial:
+    """The ``CommandTrial`` that runs the contract's behaviours with the interpreter ``python``."""
+    return CommandTrial(f"{shlex.quote(python)} -m hyperlab.testing.behaviours")
+
+
+def behaviour_script(spec: TrialSpec) -> Iterator[Step]:
+    """The contract's behaviours as a ``FakeExecutor`` script (in simulated seconds)."""
+    params = spec.params
+    behaviour = params.get("behaviour")
+    interval = float(params.get("interval", DEFAULT_INTERVAL))
+    duration = float(params.get("duration", DEFAULT_DURATION))
+    if behaviour == "finish":
+        for step in range(int(params.get("steps", 3))):
+            yield Report(interval if step else 0.0, report_metrics(params, step))
+        yield Finish(interval, final_metrics(params))
+    elif behaviour == "raise":
+        raise ValueError(str(params.get("message", "the trial raised on purpose")))
+    elif behaviour == "report_forever":
+        steps = int(duration / interval)
+        for step in range(steps):
+            yield Report(interval if step else 0.0, report_metrics(params, step))
+        yield Finish(interval, report_metrics(params, steps))
+    elif behaviour == "hang":
+        yield Finish(duration)  # no result: fails as the real behaviour does
+    else:
+        raise ValueError(f"params['behaviour']: unknown behaviour {behaviour!r}")
+
+
+class _Session:
+    """One executor driven as the driver drives it, with everything it delivered."""
+
+    def __init__(self, executor: Executor, folder: Path) -> None:
+        self.executor = executor
+        self.folder = folder
+        self.events: list[Event] = []
+        self.threads: set[int] = set()
+        self.specs: dict[int, TrialSpec] = {}
+        self.on_event: Callable[[Event], None] | None = None
+        self.baseline = _descendants()
+        executor.open(self._listen)
+
+    def _listen(self, event: Event) -> None:
+        self.events.append(event)
+        self.threads.add(threading.get_ident())
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def spec(self, behaviour: str, **params: Any) -> TrialSpec:
+        number = len(self.specs)
+        spec = TrialSpec(
+            number,
+            f"contract-{number}",
+            {"behaviour": behaviour, "x": 1.0 + number, **params},
+            1000 + number,
+            str(self.folder / "trials" / str(number)),
+        )
+        self.specs[number] = spec
+        return spec
+
+    def submit(self, spec: TrialSpec) -> None:
+        executor = self.executor
+        assert executor.free_slots > 0, "the contract submits only while free_slots > 0"
+        executor.submit(spec)
+        assert executor.running <= executor.concurrency, (
+            f"after submit: running={executor.running} > concurrency={executor.concurrency}"
+        )
+
+    def of(self, number: int, kind: type | tuple[type, ...] = object) -> list[Any]:
+        return [e for e in self.events if e.number == number and isinstance(e, kind)]
+
+    def end(self, number: int) -> Any:
+        ends = self.of(number, END_EVENTS)
+        assert len(ends) == 1, f"trial {number}: expected one end event, got {ends}"
+        return ends[0]
+
+    def ended(self, number: int) -> bool:
+        return bool(self.of(number, END_EVENTS))
+
+    def poll_until(self, condition: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + WALL_LIMIT
+        while not condition():
+            assert time.monotonic() < deadline, f"gave up waiting ({WALL_LIMIT:g}s) for {what}"
+            self.executor.poll(POLL)
+
+    def run(self, specs: list[TrialSpec]) -> None:
+        """Submit ``specs`` while ``free_slots`` allows; poll until every one ended."""
+        waiting = list(specs)
+
+        def done() -> bool:
+            while waiting and self.executor.free_slots > 0:
+                self.submit(waiting.pop(0))
+            return not waiting and all(self.ended(s.number) for s in specs)
+
+        self.poll_until(done, f"trials {[s.number for s in specs]} to end")
+
+    def check(self) -> None:
+        """The invariants every test ends with."""
+        assert self.threads <= {threading.get_ident()}, (
+            "events must reach the listener only in the thread that calls poll"
+        )
+        for event in self.events:
+            assert event.number in self.specs, f"an event of a trial never submitted: {event}"
+        for number in self.specs:
+            events = self.of(number)
+            ends = [e for e in events if isinstance(e, END_EVENTS)]
+            assert len(ends) == 1, f"trial {number}: expected exactly one end event, got {events}"
+            assert events[-1] is ends[0], f"trial {number}: events after its end: {events}"
+            starts = [i for i, e in enumerate(events) if isinstance(e, Started)]
+            assert len(starts) <= 1, f"trial {number}: Started twice: {events}"
+            reports = [i for i, e in enumerate(events) if isinstance(e, Reported)]
+            if reports:
+                assert starts and starts[0] < reports[0], (
+                    f"trial {number}: Reported before Started: {events}"
+                )
+            steps = [events[i].step for i in reports]
+            assert steps == sorted(set(steps)), f"trial {number}: steps out of order: {steps}"
+
+    def trial_pids(self) -> set[int]:
+        """The process ids the trials wrote (this process excluded)."""
+        pids = set()
+        for spec in self.specs.values():
+            path = Path(spec.trial_dir or "") / PID_FILE
+            try:
+                pids.add(int(path.read_text()))
+            except (OSError, ValueError):
+                continue
+        return pids - {os.getpid()}
+
+    def new_descendants(self) -> set[int]:
+        return _descendants() - self.baseline
+
+
+class ExecutorContract:
+    """Tests every executor must pass; subclass and provide the ``make_executor`` fixture.
+
+    Class attributes declare what an executor cannot do (see the module's docstring):
+
+    Attributes:
+        runs_trials_in_poll: Trials run inside ``poll``, in the caller's thread.
+        timeout_needs_report: ``trial_timeout`` is enforced at the trial's next report only.
+        interrupts_trials: ``stop`` ends a trial that does not report (by signalling or
+            killing its code); False when the stop takes effect at its next report only.
+    """
+
+    runs_trials_in_poll: ClassVar[bool] = False
+    timeout_needs_report: ClassVar[bool] = False
+    interrupts_trials: ClassVar[bool] = True
+
+    @pytest.fixture
+    def make_executor(self) -> ExecutorFactory:
+        """A function of executor options returning an executor that runs the behaviours."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must define the `make_executor` fixture: a function of "
+            "(concurrency=, trial_timeout=, stop_grace=) returning an executor whose trials "
+            "run hyperlab.testing.behaviours"
+        )
+
+    @pytest.fixture
+    def session(
+        self, make_executor: ExecutorFactory, tmp_path: Path
+    ) -> Iterator[Callable[..., _Session]]:
+        """Opens executors (closed after the test, even a failed one)."""
+        opened: list[_Session] = []
+
+        def open_session(**options: Any) -> _Session:
+            options.setdefault("stop_grace", STOP_GRACE)
+            executor = make_executor(**options)
+            opened.append(_Session(executor, tmp_path))
+            return opened[-1]
+
+        yield open_session
+        for session in opened:
+            session.executor.close()
+
+    def _skip_unless_trials_run_between_polls(self) -> None:
+        if self.runs_trials_in_poll:
+            pytest.skip(
+                f"{type(self).__name__}.runs_trials_in_poll: its trials run inside poll, so "
+                "none is running while the caller could stop or close it"
+            )
+
+    # ---- results ---------------------------------------------------------------------------
+
+    def test_a_trial_reports_in_step_order_then_finishes(
+        self, session: Callable[..., _Session]
+    ) -> None:
+        s = session(concurrency=1)
+        specs = [s.spec("finish", steps=3), s.spec("finish", steps=2)]
+        s.run(specs)
+        s.check()
+        for spec in specs:
+            events = s.of(spec.number)
+            assert isinstance(events[0], Started), events
+            reports = s.of(spec.number, Reported)
+            steps = int(spec.params["steps"])
+            assert [e.step for e in reports] == list(range(steps))
+            assert [e.metrics for e in reports] == [
+                report_metrics(spec.params, i) for i in range(steps)
+            ]
+            end = s.end(spec.number)
+            assert isinstance(end, Finished), end
+            assert end.metrics == final_metrics(spec.params)
+            assert events[0].time <= reports[0].time <= end.time
+        assert s.executor.running == 0
+        assert s.executor.free_slots == s.executor.concurrency
+
+    def test_free_slots_never_let_more_than_concurrency_run(
+        self, session: Callable[..., _Session]
+    ) -> None:
+        s = session(concurrency=2)
+        specs = [s.spec("finish", steps=2) for _ in range(5)]
+        s.run(specs)
+        s.check()
+        assert all(isinstance(s.end(spec.number), Finished) for spec in specs)
+        spans = [(s.of(n, Started)[0].time, s.end(n).time) for n in s.specs]
+        most = max(sum(a <= start < b for a, b in spans) for start, _ in spans)
+        assert most <= s.executor.concurrency, (
+            f"{most} trials ran at once with concurrency={s.executor.concurrency}: {spans}"
+        )
+
+    def test_a_raising_trial_fails_with_the_exception_text_and_others_go_on(
+        self, session: Callable[..., _Session]
+    ) -> None:
+        s = session(concurrency=1)
+        specs = [s.spec("raise", message="contract-boom-7"), s.spec("finish", steps=1)]
+        s.run(specs)
+        s.check()
+        failed = s.end(0)
+        assert isinstance(failed, Failed), failed
+        assert "ValueError" in failed.error and "contract-boom-7" in failed.error, failed.error
+        assert isinstance(s.end(1), Finished)
+
+    # ---- stopping --------------------------------------------------------------------------
+
+    def _check_stopped(self, s: _Session, number: int, asked_at: float) -> None:
+        stopped = s.end(number)
+        assert isinstance(stopped, Stopped), stopped
+        reports = s.of(number, Reported)
+        last = reports[-1].metrics if reports else None
+        assert stopped.metrics == last, "Stopped carries the trial's last report"
+        took = stopped.time - asked_at
+        grace = s.executor.stop_grace
+        assert took <= grace + SLACK, f"stopped {took:.2f}s after the request (grace {grace}s)"
+
+    def _go_on(self, s: _Session) -> None:
+        """The executor runs a next trial to its end."""
+        spec = s.spec("finish", steps=1)
+        s.run([spec])
+        assert isinstance(s.end(spec.number), Finished)
+
+    def test_stop_from_the_listener_ends_the_trial_stopped_with_its_last_report(
+        self, session: Callable[..., _Session]
+    ) -> None:
+        s = session(concurrency=1)
+        spec = s.spec("report_forever")
+        asked: list[float] = []
+
+        def stop_at_second_report(event: Event) -> None:
+            if isinstance(event, Reported) and event.step == 1 and not asked:
+                asked.append(event.time)
+                s.executor.stop(event.number)
+
+        s.on_event = stop_at_second_report
+        s.run([spec])
+        s.on_event = None
+        assert asked, "the trial reported twice before its end"
+        self._check_stopped(s, spec.number, asked[0])
+        self._go_on(s)
+        s.check()
+
+    def test_stop_between_polls_ends_the_trial_stopped(
+        self, session: Callable[..., _Session]
+    ) -> None:
+        self._skip_unless_trials_run_between_polls()
+        s = session(concurrency=2)
+        spec, other = s.spec("report_forever"), s.spec("report_forever")
+        s.submit(spec)
+        s.submit(other)
+        s.poll_until(lambda: len(s.of(spec.number, Reported)) >= 2, "two reports")
+        asked = s.of(spec.number, Reported)[-1].time
+        s.executor.stop(spec.number)
+        s.poll_until(lambda: s.ended(spec.number), "the stopped trial to end")
+        self._check_stopped(s, spec.number, asked)
+        assert not s.ended(other.number), "stop ends only the trial it names"
+        s.executor.stop(other.number)
+        s.poll_until(lambda: s.ended(other.number), "the other trial to end")
+        self._go_on(s)
+        s.check()
+
+    def test_stop_right_after_submit_ends_the_trial_once(
+        self, session: Callable[..., _Session]
+    ) -> None:
+        s = session(concurrency=1)
+        spec = s.spec("report_forever")
+        s.submit(spec)
+        s.executor.stop(spec.number)
+        s.executor.stop(spec.number)  # twice is harmless
+        s.poll_until(lambda: s.ended(spec.number), "the stopped trial to end")
+        stopped = s.end(spec.number)
+        assert isinstance(stopped, Stopped), stopped
+        self._go_on(s)
+        s.check()
+
+    def _stop_a_hanging_trial(self, s: _Session, duration: float) -> tuple[Event, float]:
+        """Stop a trial that does not report; its end, and when the stop was asked."""
+        self._skip_unless_trials_run_between_polls()
+        spec = s.spec("hang", duration=duration)
+        s.submit(spec)
+        s.poll_until(lambda: bool(s.of(spec.number, Started)), "the trial to start")
+        asked = s.of(spec.number, Started)[0].time
+        s.executor.stop(spec.number)
+        s.poll_until(lambda: s.ended(spec.number), "the stopped trial to end")
+        self._go_on(s)
+        s.check()
+        return s.end(spec.number), asked
+
+    def test_stop_ends_a_trial_that_does_not_report(self, session: Callable[..., _Session]) -> None:
+        if not self.interrupts_trials:
+            pytest.skip(
+                f"{type(self).__name__}.interrupts_trials is False: a stop takes effect at the "
+                "trial's next report"
+            )
+        s = session(concurrency=1)
+        end, asked = self._stop_a_hanging_trial(s, DEFAULT_DURATION)
+        self._check_stopped(s, end.number, asked)
+
+    def test_a_stopped_trial_whose_code_returns_nothing_ends_stopped(
+        self, session: Callable[..., _Session]
+    ) -> None:
+        s = session(concurrency=1, stop_grace=RETURN_SOON + SLACK)  # it returns within grace
+        end, _ = self._stop_a_hanging_trial(s, RETURN_SOON)
+        assert isinstance(end, Stopped), (
+            f"a trial told to stop ends Stopped (or Finished with a result), got {end}"
+        )
+
+    # ---- timeouts --------------------------------------------------------------------------
+
+    def test_trial_timeout_fails_the_trial_and_the_executor_goes_on(
+        self, session: Callable[..., _Session]
+    ) -> None:
+        s = session(concurrency=1, trial_timeout=TRIAL_TIMEOUT)
+        behaviour = "report_forever" if self.timeout_needs_report else "hang"
+        slow = s.spec(behaviour, duration=HANG if behaviour == "hang" else DEFAULT_DURATION)
+        quick = s.spec("finish", steps=1)
+        s.run([slow, quick])
+        failed = s.end(slow.number)
+        assert isinstance(failed, Failed), failed
+        assert "trial_timeout" in failed.error, failed.error
+        took = failed.time - s.of(slow.number, Started)[0].time
+        assert TRIAL_TIMEOUT - 0.1 <= took <= TRIAL_TIMEOUT + SLACK, (
+            f"failed {took:.2f}s after its start, trial_timeout={TRIAL_TIMEOUT}s"
+        )
+        assert isinstance(s.end(quick.number), Finished)
+        for _ in range(round((HANG - TRIAL_TIMEOUT) / POLL) + 2):  # the timed-out trial's
+            s.executor.poll(POLL)  # code returns meanwhile: nothing of it may reach us
+        s.check()
+
+    # ---- closing ---------------------------------------------------------------------------
+
+    def _check_nothing_left(self, s: _Session, seen: set[int]) -> None:
+        assert s.executor.running == 0
+        deadline = time.monotonic() + 0.5
+        while True:
+            alive = {pid for pid in seen | s.trial_pids() if _alive(pid)}
+            if not alive or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        assert not alive, f"processes of the trials still run after close: {sorted(alive)}"
+
+    def test_close_ends_running_trials_and_leaves_no_process(
+        self, session: Callable[..., _Session]
+    ) -> None:
+        self._skip_unless_trials_run_between_polls()
+        s = session(concurrency=2)
+        specs = [s.spec("report_forever"), s.spec("report_forever")]
+        for spec in specs:
+            s.submit(spec)
+        s.poll_until(lambda: all(s.of(x.number, Reported) for x in specs), "both to report")
+        seen = s.new_descendants()
+        s.executor.close()
+        s.check()
+        for spec in specs:
+            end = s.end(spec.number)
+            assert isinstance(end, Stopped), end
+        self._check_nothing_left(s, seen)
+
+    def test_close_right_after_submit_ends_every_trial_once(
+        self, session: Callable[..., _Session]
+    ) -> None:
+        s = session(concurrency=2)
+        while s.executor.free_slots > 0:
+            s.submit(s.spec("report_forever"))
+        seen = s.new_descendants()
+        s.executor.close()
+        s.check()
+        assert all(isinstance(s.end(n), Stopped) for n in s.specs)
+        self._check_nothing_left(s, seen)
+
+    def test_poll_with_nothing_to_run_returns_without_events(
+        self, session: Callable[..., _Session]
+    ) -> None:
+        s = session(concurrency=1)
+        s.executor.poll(0)
+        s.executor.poll(POLL)
+        assert s.events == [] and s.executor.running == 0
+        assert s.executor.free_slots == s.executor.concurrency
+
+
+def _descendants() -> set[int]:
+    """Process ids whose parent chain leads to this process (empty without ``/proc``)."""
+    parents: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return set()
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if fields and fields[0] != "Z":
+            parents.setdefault(int(fields[1]), []).append(int(entry))
+    found: set[int] = set()
+    todo = [os.getpid()]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie counts as gone)."""
+    if os.path.isdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rpartition(")")[2].split()[0] != "Z"
+        except (OSError, IndexError):
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,320 @@
+"""The driver loop in simulated time: a ``FakeExecutor``, a ``FakeClock`` and the in-memory store.
+
+Every time asserted here is simulated (seconds since the clock started, when the driver
+started too); no test sleeps, and each runs in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hyperlab import ExperimentStatus, TrialStatus
+from hyperlab import space as hs
+from hyperlab.config import validate_options
+from hyperlab.executors import TrialSpec
+from hyperlab.experiment._driver import CONTROL_INTERVAL, POLL_TIMEOUT, Driver
+from hyperlab.space import SearchSpace
+from hyperlab.store import (
+    HEARTBEAT_INTERVAL,
+    ControlRequest,
+    ExperimentRecord,
+    KillTrial,
+    SetConcurrency,
+    SetMaxTrials,
+    StopExperiment,
+    Store,
+)
+from hyperlab.testing import FakeClock, FakeExecutor
+from hyperlab.testing.fakes import Fail, Finish, Report, Step
+from hyperlab.trial import Trial
+from hyperlab.tuners.base import Tuner
+
+SPACE = SearchSpace.coerce({"x": hs.uniform(0, 1000)})
+LATE = CONTROL_INTERVAL + POLL_TIMEOUT + 1e-6
+"""How late the driver may act on a control or a budget: its next control read, one poll."""
+
+
+class NumberTuner(Tuner):
+    """Proposes ``x = number``; records the trials it observes, in order."""
+
+    def __init__(self, space: SearchSpace, **kwargs: Any) -> None:
+        super().__init__(space, **kwargs)
+        self.observed: list[Trial] = []
+
+    def suggest(self, number: int) -> dict[str, Any]:
+        return {"x": float(number)}
+
+    def observe(self, trial: Trial) -> None:
+        self.observed.append(trial)
+
+
+@dataclass
+class Sim:
+    """One experiment wired for simulated time."""
+
+    clock: FakeClock
+    store: Store
+    record: ExperimentRecord
+    tuner: NumberTuner
+    executor: FakeExecutor
+    driver: Driver
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    def run(self) -> ExperimentStatus:
+        return self.driver.run()
+
+    def trials(self) -> list[Trial]:
+        return self.store.get_trials(self.id)
+
+    def at(self, when: float, request: ControlRequest) -> list[int]:
+        """Send ``request`` at simulated second ``when``; the list gets its control id."""
+        sent: list[int] = []
+        self.clock.call_at(when, lambda: sent.append(self.store.send_control(self.id, request)))
+        return sent
+
+    def t(self, epoch: float | None) -> float:
+        """Simulated seconds since the start for an epoch stamp of the clock."""
+        assert epoch is not None
+        return epoch - self.clock.start
+
+
+def simulate(script: Callable[[TrialSpec], Any], tmp_path: Path, **options: Any) -> Sim:
+    clock = FakeClock()
+    store = Store.open(":memory:", clock=clock)
+    opts = validate_options(seed=7, **options)
+    tuner = NumberTuner(SPACE, mode=opts.mode, seed=7)
+    record = ExperimentRecord(
+        id=store.new_experiment_id(),
+        name=None,
+        status=ExperimentStatus.INITIALIZED,
+        options=opts,
+        space=SPACE.to_nni(),
+        seed=7,
+        objective=None,
+        created_at=clock.time(),
+    )
+    store.create_experiment(record)
+    executor = FakeExecutor(
+        script, clock=clock, concurrency=opts.concurrency, trial_timeout=opts.trial_timeout
+    )
+    driver = Driver(store, record, opts, tuner, executor, experiment_dir=tmp_path, clock=clock)
+    return Sim(clock, store, record, tuner, executor, driver)
+
+
+def epochs(n: int, every: float) -> Callable[[TrialSpec], Iterator[Step]]:
+    """Trials that report ``loss`` every ``every`` seconds, ``n`` times, then finish."""
+
+    def script(spec: TrialSpec) -> Iterator[Step]:
+        x = spec.params["x"]
+        for epoch in range(n):
+            yield Report(every, {"loss": x + 1 / (epoch + 1)})
+        yield Finish(0.0, {"loss": x})
+
+    return script
+
+
+def forever(every: float) -> Callable[[TrialSpec], Iterator[Step]]:
+    """Trials that report every ``every`` seconds until they are stopped."""
+
+    def script(spec: TrialSpec) -> Iterator[Step]:
+        epoch = 0
+        while True:
+            yield Report(every, {"loss": 1 / (epoch + 1)})
+            epoch += 1
+
+    return script
+
+
+def running_at(sim: Sim, trials: list[Trial], t: float) -> int:
+    """How many of ``trials`` ran at simulated second ``t`` (start included, end excluded)."""
+    return sum(sim.t(x.started_at) <= t < sim.t(x.finished_at) for x in trials)
+
+
+# ---- budget ----------------------------------------------------------------------------------
+
+
+def test_max_duration_ends_the_experiment_then_with_running_trials_sys_canceled(tmp_path):
+    sim = simulate(epochs(25, 1.0), tmp_path, max_duration=60, concurrency=2, metric="loss")
+    assert sim.run() is ExperimentStatus.DONE
+    trials = sim.trials()
+    assert [t.number for t in trials] == list(range(6))
+    for trial in trials[:4]:  # 0, 1 in [0, 25); 2, 3 in [25, 50)
+        assert trial.status is TrialStatus.SUCCEEDED
+        assert sim.t(trial.finished_at) == pytest.approx(25.0 * (1 + trial.number // 2))
+    for trial in trials[4:]:  # started at 50, cancelled at 60
+        assert trial.status is TrialStatus.SYS_CANCELED
+        assert sim.t(trial.started_at) == pytest.approx(50.0)
+        assert 60.0 <= sim.t(trial.finished_at) < 60.0 + POLL_TIMEOUT + 1e-6
+        assert [r.step for r in trial.reports] == list(range(10))
+        assert trial.metrics == trial.reports[-1].metrics  # a stopped trial keeps its last report
+    record = sim.store.get_experiment(sim.id)
+    assert record.status is ExperimentStatus.DONE
+    assert 60.0 <= sim.t(record.finished_at) < 60.0 + POLL_TIMEOUT + 1e-6
+    assert sim.executor.stop_requests == [4, 5]
+
+
+def test_heartbeats_are_written_every_interval_of_simulated_time(tmp_path):
+    beats = 4
+    sim = simulate(forever(1.0), tmp_path, max_duration=beats * HEARTBEAT_INTERVAL + 1)
+    seen: list[float] = []
+    for k in range(beats + 1):  # read the store 1 s after each beat was due
+        sim.clock.call_at(
+            k * HEARTBEAT_INTERVAL + 1,
+            lambda: seen.append(sim.t(sim.store.get_experiment(sim.id).heartbeat_at)),
+        )
+    sim.run()
+    expected = [k * HEARTBEAT_INTERVAL for k in range(beats + 1)]
+    assert seen == pytest.approx(expected, abs=POLL_TIMEOUT + 1e-6)
+
+
+# ---- control requests ------------------------------------------------------------------------
+
+
+def test_concurrency_is_respected_and_changed_by_set_concurrency(tmp_path):
+    script = [Report(5.0, {"loss": 1.0}), Finish(5.0, {"loss": 0.5})]  # every trial: 10 s
+    sim = simulate(lambda spec: script, tmp_path, max_trials=20, concurrency=2)
+    up = sim.at(25.0, SetConcurrency(value=4))
+    down = sim.at(45.0, SetConcurrency(value=1))
+    assert sim.run() is ExperimentStatus.DONE
+    trials = sim.trials()
+    assert len(trials) == 20 and all(t.status is TrialStatus.SUCCEEDED for t in trials)
+    starts = sorted(sim.t(t.started_at) for t in trials)
+
+    def most(low: float, high: float) -> int:
+        return max(running_at(sim, trials, s) for s in starts if low <= s < high)
+
+    assert most(0, 25) == 2
+    assert most(25, 45) == 4
+    # at 45 four trials run, two until 45.1, two until 50: none starts, then one at a time
+    assert [s for s in starts if s > 45.0] == pytest.approx([50, 60, 70, 80, 90, 100])
+    assert most(45.0, float("inf")) == 1
+    assert sim.store.get_experiment(sim.id).options.concurrency == 1
+    for sent in (up, down):
+        control = sim.store.get_control(sent[0])
+        assert control.outcome is not None and control.outcome.applied
+        assert control.applied_at is not None
+
+
+def test_set_max_trials_changes_the_budget(tmp_path):
+    sim = simulate(lambda spec: [Finish(1.0, {"loss": 0.0})], tmp_path, max_trials=100)
+    sim.at(5.5, SetMaxTrials(value=8))
+    assert sim.run() is ExperimentStatus.DONE
+    trials = sim.trials()
+    assert len(trials) == 8 and all(t.status is TrialStatus.SUCCEEDED for t in trials)
+    assert sim.t(trials[-1].finished_at) == pytest.approx(8.0)
+    assert sim.store.get_experiment(sim.id).options.max_trials == 8
+
+
+def test_stop_experiment_stops_and_marks_running_trials_user_canceled(tmp_path):
+    sim = simulate(forever(1.0), tmp_path, max_trials=50, concurrency=2, metric="loss")
+    sent = sim.at(12.5, StopExperiment())
+    assert sim.run() is ExperimentStatus.STOPPED
+    trials = sim.trials()
+    assert [t.number for t in trials] == [0, 1]
+    for trial in trials:
+        assert trial.status is TrialStatus.USER_CANCELED
+        assert 12.5 <= sim.t(trial.finished_at) < 12.5 + LATE
+        assert len(trial.reports) == 12
+        assert trial.metrics == trial.reports[-1].metrics
+    record = sim.store.get_experiment(sim.id)
+    assert record.status is ExperimentStatus.STOPPED
+    assert 12.5 <= sim.t(record.finished_at) < 12.5 + LATE
+    assert sim.store.get_control(sent[0]).outcome.applied
+
+
+def test_kill_trial_cancels_that_trial_only(tmp_path):
+    sim = simulate(epochs(10, 1.0), tmp_path, max_trials=4, concurrency=2, metric="loss")
+    killed = sim.at(3.2, KillTrial(number=1))
+    too_late = sim.at(15.0, KillTrial(number=0))  # finished at 10
+    assert sim.run() is ExperimentStatus.DONE
+    by_number = {t.number: t for t in sim.trials()}
+    assert by_number[1].status is TrialStatus.USER_CANCELED
+    assert 3.2 <= sim.t(by_number[1].finished_at) < 3.2 + LATE
+    assert len(by_number[1].reports) == 3
+    assert by_number[0].status is TrialStatus.SUCCEEDED
+    assert sim.t(by_number[0].finished_at) == pytest.approx(10.0)
+    assert sim.t(by_number[2].started_at) == sim.t(by_number[1].finished_at)  # its slot
+    assert by_number[2].status is by_number[3].status is TrialStatus.SUCCEEDED
+    assert sim.store.get_control(killed[0]).outcome.applied
+    outcome = sim.store.get_control(too_late[0]).outcome
+    assert outcome is not None and not outcome.applied
+    assert outcome.message == "trial 0 is not running"
+
+
+# ---- failures, timeouts, the tuner ------------------------------------------------------------
+
+
+def test_consecutive_failures_reaching_the_limit_end_the_experiment_in_error(tmp_path):
+    def script(spec: TrialSpec) -> Iterator[Step]:
+        n = spec.number
+        if n == 2:
+            yield Finish(1.0, {"loss": 0.0})
+        elif n == 5:
+            yield Report(1.0, {"loss": 3.0})
+            raise ValueError(f"boom {n}")
+        else:
+            yield Fail(1.0, f"failure {n}")
+
+    sim = simulate(script, tmp_path, max_trials=20, max_failed_trials=3)
+    assert sim.run() is ExperimentStatus.ERROR
+    statuses = [t.status for t in sim.trials()]
+    F, S = TrialStatus.FAILED, TrialStatus.SUCCEEDED
+    assert statuses == [F, F, S, F, F, F]  # the success in between reset the count
+    trials = sim.trials()
+    assert trials[3].error == "failure 3"
+    assert "ValueError: boom 5" in trials[5].error
+    assert sim.t(trials[5].finished_at) == pytest.approx(6.0)  # raised after its report
+    record = sim.store.get_experiment(sim.id)
+    assert record.status is ExperimentStatus.ERROR
+    assert record.error == "3 trials failed in a row (limit 3); last error: ValueError: boom 5"
+
+
+def test_trial_timeout_fails_a_hanging_trial_at_its_simulated_deadline(tmp_path):
+    def script(spec: TrialSpec) -> list[Step]:
+        return [] if spec.number == 0 else [Finish(1.0, {"loss": 1.0})]  # 0 never returns
+
+    sim = simulate(script, tmp_path, max_trials=3, trial_timeout=30)
+    assert sim.run() is ExperimentStatus.DONE
+    hung, *others = sim.trials()
+    assert hung.status is TrialStatus.FAILED
+    assert hung.error == "trial exceeded trial_timeout=30s"
+    assert sim.t(hung.finished_at) == pytest.approx(30.0)
+    assert [sim.t(t.finished_at) for t in others] == pytest.approx([31.0, 32.0])
+    assert all(t.status is TrialStatus.SUCCEEDED for t in others)
+
+
+def test_finished_trials_are_fed_to_the_tuner_in_completion_order(tmp_path):
+    durations = [30.0, 10.0, 20.0, 5.0, 1.0, 7.0]
+
+    def script(spec: TrialSpec) -> list[Step]:
+        return [Finish(durations[spec.number], {"loss": spec.params["x"]})]
+
+    sim = simulate(script, tmp_path, max_trials=6, concurrency=3)
+    assert sim.run() is ExperimentStatus.DONE
+    # 0, 1, 2 start at 0; 3 at 10 (after 1), 4 at 15 (after 3), 5 at 16 (after 4)
+    observed = [t.number for t in sim.tuner.observed]
+    assert observed == [1, 3, 4, 2, 5, 0]
+    finished = {t.number: sim.t(t.finished_at) for t in sim.trials()}
+    assert [finished[n] for n in observed] == pytest.approx([10, 15, 16, 20, 23, 30])
+    assert all(t.status is TrialStatus.SUCCEEDED for t in sim.tuner.observed)
+    assert [t.value for t in sim.tuner.observed] == [float(n) for n in observed]
+
+
+def test_reports_reach_the_store_with_their_steps_and_simulated_times(tmp_path):
+    sim = simulate(epochs(3, 2.0), tmp_path, max_trials=2, metric="loss")
+    sim.run()
+    first, second = sim.trials()
+    assert [(r.step, sim.t(r.time)) for r in first.reports] == [(0, 2.0), (1, 4.0), (2, 6.0)]
+    assert [sim.t(r.time) for r in second.reports] == pytest.approx([8.0, 10.0, 12.0])
+    assert first.value == 0.0 and second.value == 1.0
+    events = [(e.number, e.status) for e in sim.store.get_trial_events(sim.id)]
+    W, R, S = TrialStatus.WAITING, TrialStatus.RUNNING, TrialStatus.SUCCEEDED
+    assert events == [(0, W), (0, R), (0, S), (1, W), (1, R), (1, S)]
