@@ -34,14 +34,23 @@ def test_dict_result_uses_default_key_or_only_key_or_metric():
     assert run(lambda p: {"loss": 3.0, "acc": 0.1}, metric="acc", mode="max").best_value == 0.1
 
 
+def failed_run(objective, space=None, **options):
+    """``run`` of an experiment whose trials fail: the TrialError it raises, and its result."""
+    with pytest.raises(hyperlab.TrialError) as info:
+        run(objective, space, **options)
+    assert info.value.result is not None
+    return info.value, info.value.result
+
+
 def test_ambiguous_metrics_fail_the_trial_with_a_clear_message():
-    result = run(lambda p: {"loss": 3.0, "acc": 0.1}, max_trials=2)
+    error, result = failed_run(lambda p: {"loss": 3.0, "acc": 0.1}, max_trials=2)
     assert all(t.status is TrialStatus.FAILED for t in result.trials)
     assert "pass metric=" in result.trials[0].error
+    assert "pass metric=" in str(error)  # the first failure's error is in the message
 
 
 def test_missing_metric_fails_the_trial():
-    result = run(lambda p: {"loss": 1.0}, metric="accuracy", max_trials=2)
+    _, result = failed_run(lambda p: {"loss": 1.0}, metric="accuracy", max_trials=2)
     (first, _) = result.trials
     assert first.status is TrialStatus.FAILED
     assert "'accuracy' is missing" in first.error and "loss" in first.error
@@ -107,7 +116,8 @@ def test_ray_style_reporter_and_done():
 
 
 def test_objective_returning_nothing_fails():
-    trial = run(lambda p: None, max_trials=1).trials[0]
+    _, result = failed_run(lambda p: None, max_trials=1)
+    trial = result.trials[0]
     assert trial.status is TrialStatus.FAILED and "returned None" in trial.error
 
 
@@ -123,7 +133,7 @@ def test_continue_on_failure_false_ends_at_first_failure():
     def objective(params):
         raise RuntimeError("boom")
 
-    result = run(objective, max_trials=10, continue_on_failure=False)
+    _, result = failed_run(objective, max_trials=10, continue_on_failure=False)
     assert result.status is ExperimentStatus.ERROR
     assert len(result.trials) == 1
     assert "boom" in result.error
@@ -133,10 +143,34 @@ def test_max_failed_trials_counts_consecutive_failures():
     def objective(params):
         raise RuntimeError("always")
 
-    result = run(objective, max_trials=50, max_failed_trials=3)
+    _, result = failed_run(objective, max_trials=50, max_failed_trials=3, fail_fast=False)
     assert result.status is ExperimentStatus.ERROR
     assert len(result.trials) == 3
     assert "3 trials failed in a row" in result.error
+
+
+def test_the_first_trials_failing_the_same_way_raise_their_error_at_once():
+    def objective(params):
+        return {"loss": params["x"]}
+
+    error, result = failed_run(objective, metric="los", max_trials=100, concurrency=1)
+    assert len(result.trials) == 3 and result.status is ExperimentStatus.ERROR
+    assert "the first 3 trials all failed" in str(error)
+    assert "metric 'los' is missing" in str(error)
+    assert result.failures() == {"metric 'los' is missing from the trial's result ['loss']": 3}
+
+
+def test_some_failures_are_tolerated_and_counted_in_the_summary():
+    def objective(params):
+        if params["i"] % 3 == 0:
+            raise ValueError(f"bad {params['i']}")
+        return float(params["i"])
+
+    result = run(objective, {"i": hs.choice(*range(9))}, tuner="grid", max_trials=None)
+    assert result.status is ExperimentStatus.DONE
+    assert [t.number for t in result.failed_trials] == [0, 3, 6]
+    assert result.failures() == {"ValueError": 3}
+    assert "9 trials, 3 failed (most often ValueError: 3), best 1" in result.summary()
 
 
 def test_seed_reproduces_proposals():

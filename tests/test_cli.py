@@ -154,8 +154,8 @@ def test_detach_then_stop_from_another_process(project, hyperlab_home):
     assert "STOPPED" in stopped.stdout
     result = hyperlab.load(exp_id)
     assert result.status is hyperlab.ExperimentStatus.STOPPED
-    assert result.trials and all(
-        t.status is hyperlab.TrialStatus.USER_CANCELED for t in result.trials
+    assert result.trials and all(  # interrupted: they run again on resume
+        t.status is hyperlab.TrialStatus.SYS_CANCELED for t in result.trials
     )
     again = cli("stop", exp_id, home=hyperlab_home)
     assert again.returncode == 2 and "not running" in again.stderr

@@ -21,14 +21,19 @@ from hyperlab.experiment._driver import CONTROL_INTERVAL, POLL_TIMEOUT, Driver
 from hyperlab.space import SearchSpace
 from hyperlab.store import (
     HEARTBEAT_INTERVAL,
+    LEASE_TTL,
+    ControlOutcome,
     ControlRequest,
+    ExperimentBusy,
     ExperimentRecord,
     KillTrial,
+    LeaseLost,
     SetConcurrency,
     SetMaxTrials,
     StopExperiment,
     Store,
 )
+from hyperlab.store._schema import experiments
 from hyperlab.testing import FakeClock, FakeExecutor
 from hyperlab.testing.fakes import Fail, Finish, Report, Step
 from hyperlab.trial import Trial
@@ -107,6 +112,27 @@ def simulate(script: Callable[[TrialSpec], Any], tmp_path: Path, **options: Any)
     )
     driver = Driver(store, record, opts, tuner, executor, experiment_dir=tmp_path, clock=clock)
     return Sim(clock, store, record, tuner, executor, driver)
+
+
+def resume(sim: Sim, script: Callable[[TrialSpec], Any], **changes: Any) -> Sim:
+    """A new driver (and tuner, executor) for the same experiment, as ``hyperlab.resume``
+    builds one: from the store alone, the budget changed by ``changes``."""
+    record = sim.store.get_experiment(sim.id)
+    opts = validate_options(**{**record.options.model_dump(), **changes})
+    tuner = NumberTuner(SPACE, mode=opts.mode, seed=7)
+    executor = FakeExecutor(script, clock=sim.clock, concurrency=opts.concurrency)
+    history = sim.store.get_trials(sim.id, reports=False)
+    driver = Driver(
+        sim.store,
+        record,
+        opts,
+        tuner,
+        executor,
+        history=history,
+        experiment_dir=Path("/nonexistent"),
+        clock=sim.clock,
+    )
+    return Sim(sim.clock, sim.store, record, tuner, executor, driver)
 
 
 def epochs(n: int, every: float) -> Callable[[TrialSpec], Iterator[Step]]:
@@ -213,14 +239,14 @@ def test_set_max_trials_changes_the_budget(tmp_path):
     assert sim.store.get_experiment(sim.id).options.max_trials == 8
 
 
-def test_stop_experiment_stops_and_marks_running_trials_user_canceled(tmp_path):
+def test_stop_experiment_stops_and_marks_running_trials_interrupted(tmp_path):
     sim = simulate(forever(1.0), tmp_path, max_trials=50, concurrency=2, metric="loss")
     sent = sim.at(12.5, StopExperiment())
     assert sim.run() is ExperimentStatus.STOPPED
     trials = sim.trials()
     assert [t.number for t in trials] == [0, 1]
     for trial in trials:
-        assert trial.status is TrialStatus.USER_CANCELED
+        assert trial.status is TrialStatus.SYS_CANCELED  # interrupted: re-run on resume
         assert 12.5 <= sim.t(trial.finished_at) < 12.5 + LATE
         assert len(trial.reports) == 12
         assert trial.metrics == trial.reports[-1].metrics
@@ -263,7 +289,7 @@ def test_consecutive_failures_reaching_the_limit_end_the_experiment_in_error(tmp
         else:
             yield Fail(1.0, f"failure {n}")
 
-    sim = simulate(script, tmp_path, max_trials=20, max_failed_trials=3)
+    sim = simulate(script, tmp_path, max_trials=20, max_failed_trials=3, fail_fast=False)
     assert sim.run() is ExperimentStatus.ERROR
     statuses = [t.status for t in sim.trials()]
     F, S = TrialStatus.FAILED, TrialStatus.SUCCEEDED
@@ -274,7 +300,10 @@ def test_consecutive_failures_reaching_the_limit_end_the_experiment_in_error(tmp
     assert sim.t(trials[5].finished_at) == pytest.approx(6.0)  # raised after its report
     record = sim.store.get_experiment(sim.id)
     assert record.status is ExperimentStatus.ERROR
-    assert record.error == "3 trials failed in a row (limit 3); last error: ValueError: boom 5"
+    assert record.error == (
+        "3 trials failed in a row (limit 3, max_failed_trials); the last one's error: "
+        "ValueError: boom 5"
+    )
 
 
 def test_trial_timeout_fails_a_hanging_trial_at_its_simulated_deadline(tmp_path):
@@ -318,3 +347,117 @@ def test_reports_reach_the_store_with_their_steps_and_simulated_times(tmp_path):
     events = [(e.number, e.status) for e in sim.store.get_trial_events(sim.id)]
     W, R, S = TrialStatus.WAITING, TrialStatus.RUNNING, TrialStatus.SUCCEEDED
     assert events == [(0, W), (0, R), (0, S), (1, W), (1, R), (1, S)]
+
+
+# ---- failures are loud ------------------------------------------------------------------------
+
+
+def test_the_first_trials_failing_the_same_way_end_the_experiment_at_once(tmp_path):
+    def script(spec: TrialSpec) -> Iterator[Step]:
+        yield Report(1.0, {"acc": 0.5})
+        raise KeyError("metric 'loss' is missing")
+
+    sim = simulate(script, tmp_path, max_trials=50, concurrency=2)
+    assert sim.run() is ExperimentStatus.ERROR
+    trials = sim.trials()
+    assert [t.status for t in trials[:3]] == [TrialStatus.FAILED] * 3  # max(3, concurrency)
+    assert len(trials) <= 4  # the fourth was running and is interrupted
+    record = sim.store.get_experiment(sim.id)
+    assert record.error.startswith("the first 3 trials all failed with KeyError")
+    assert "KeyError: \"metric 'loss' is missing\"" in record.error  # trial 0's traceback
+
+
+def test_fail_fast_waits_for_mixed_errors_and_can_be_set(tmp_path):
+    def mixed(spec: TrialSpec) -> list[Step]:
+        return [Fail(1.0, f"{['ValueError', 'OSError'][spec.number % 2]}: no")]
+
+    sim = simulate(mixed, tmp_path, max_trials=8, max_failed_trials=6)
+    assert sim.run() is ExperimentStatus.ERROR
+    assert len(sim.trials()) == 6  # the in-a-row limit, not fail fast
+    late = simulate(lambda spec: [Fail(1.0, "ValueError: no")], tmp_path, max_trials=9, fail_fast=5)
+    late.run()
+    assert len(late.trials()) == 5
+    off = simulate(
+        lambda spec: [Fail(1.0, "ValueError: no")], tmp_path, max_trials=4, fail_fast=False
+    )
+    assert off.run() is ExperimentStatus.DONE and len(off.trials()) == 4
+
+
+# ---- stops, resumes and budgets across them -----------------------------------------------------
+
+
+def test_interrupted_trials_run_again_on_resume_and_do_not_use_up_the_budget(tmp_path):
+    sim = simulate(epochs(10, 1.0), tmp_path, max_trials=4, concurrency=2, metric="loss")
+    sim.at(15.5, StopExperiment())  # 0, 1 done at 10; 2, 3 running
+    assert sim.run() is ExperimentStatus.STOPPED
+    assert [t.status for t in sim.trials()] == [TrialStatus.SUCCEEDED] * 2 + [
+        TrialStatus.SYS_CANCELED
+    ] * 2
+    again = resume(sim, epochs(10, 1.0))
+    assert again.run() is ExperimentStatus.DONE
+    trials = again.trials()
+    assert [t.number for t in trials] == [0, 1, 2, 3]
+    assert all(t.status is TrialStatus.SUCCEEDED for t in trials)
+    assert [t.attempt for t in trials] == [1, 1, 2, 2]
+    assert [t.number for t in again.tuner.observed] == [0, 1, 2, 3]  # 0, 1 replayed
+    assert [t.params for t in trials[2:]] == [{"x": 2.0}, {"x": 3.0}]
+
+
+def test_max_duration_is_experiment_time_summed_over_resumes(tmp_path):
+    sim = simulate(forever(1.0), tmp_path, max_duration=60, metric="loss")
+    sim.at(40.0, StopExperiment())
+    started = sim.clock.time()
+    assert sim.run() is ExperimentStatus.STOPPED
+    assert sim.store.get_experiment(sim.id).elapsed == pytest.approx(40.0, abs=LATE)
+    sim.clock.advance(1000.0)  # nobody runs it for a while: not counted
+    again = resume(sim, forever(1.0))
+    resumed = sim.clock.monotonic()
+    assert again.run() is ExperimentStatus.DONE
+    record = sim.store.get_experiment(sim.id)
+    assert sim.clock.monotonic() - resumed == pytest.approx(20.0, abs=2 * LATE)
+    assert record.elapsed == pytest.approx(60.0, abs=2 * LATE)
+    assert record.started_at == started  # the first start stays
+
+
+def test_a_second_driver_is_refused_while_the_lease_is_live(tmp_path):
+    sim = simulate(forever(1.0), tmp_path, max_trials=1)
+    holder = sim.store.acquire_lease(sim.id, owner="other-driver")  # this process: alive
+    with pytest.raises(ExperimentBusy, match=r"being run by a driver \(pid \d+ on this machine"):
+        sim.run()
+    assert sim.trials() == [] and sim.executor.submitted == []
+    sim.clock.advance(LEASE_TTL + 1)  # it expired: the next driver takes it over
+    sim.store.release_lease(holder, elapsed=0.0)
+    sim.at(3.0, StopExperiment())
+    assert sim.run() is ExperimentStatus.STOPPED
+
+
+def test_a_stop_sent_to_a_driver_that_died_does_not_reach_the_next(tmp_path):
+    sim = simulate(epochs(3, 1.0), tmp_path, max_trials=2)
+    sim.store.acquire_lease(sim.id, owner="dead-driver", pid=2**22 + 12345)  # no such process
+    stale = sim.store.send_control(sim.id, StopExperiment())
+    assert sim.run() is ExperimentStatus.DONE  # the lease of a gone process is taken at once
+    assert len(sim.trials()) == 2
+    outcome = sim.store.get_control(stale).outcome
+    assert outcome == ControlOutcome.rejected(outcome.message) and "ended before" in outcome.message
+
+
+def test_a_driver_that_lost_its_lease_stops_and_writes_nothing_more(tmp_path):
+    sim = simulate(forever(1.0), tmp_path, max_trials=3, concurrency=1)
+
+    def take_over() -> None:
+        lease = sim.driver.keeper.lease
+        with sim.store._write("test") as conn:  # another driver, after this one's expired
+            conn.execute(
+                experiments.update()
+                .where(experiments.c.id == lease.experiment_id)
+                .values(lease_owner="usurper")
+            )
+
+    sim.clock.call_at(12.0, take_over)
+    with pytest.raises(LeaseLost, match="another driver took"):
+        sim.run()
+    record = sim.store.get_experiment(sim.id)
+    assert record.status is ExperimentStatus.RUNNING and record.lease_owner == "usurper"
+    (trial,) = sim.trials()
+    assert trial.status is TrialStatus.RUNNING  # the new driver re-runs it
+    assert len(trial.reports) <= 12

@@ -1,15 +1,22 @@
-"""The live progress bar: shown on a terminal, absent otherwise or with progress=False."""
+"""Progress: a live bar on a terminal, plain lines elsewhere (nohup, batch logs), nothing with
+progress=False."""
 
 from __future__ import annotations
 
+import io
 import os
 import pty
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
+
+from hyperlab.experiment._progress import ProgressLines
 
 ROOT = Path(__file__).resolve().parents[1]
+LINE = r"hyperlab \w{8}: \d+/40 trials, \d running, 0 failed, best (-|0\.\d+(e-\d+)?), 0m0\ds"
 SCRIPT = """
 import sys, time, hyperlab
 progress = {"auto": None, "off": False}[sys.argv[1]]
@@ -60,8 +67,49 @@ def test_progress_false_draws_nothing_even_on_a_terminal():
     assert run_in_terminal("off").strip() == ""
 
 
-def test_no_bar_when_not_a_terminal():
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT, "auto"], capture_output=True, text=True, cwd=ROOT, timeout=60
+def run_piped(mode: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, cwd=ROOT, timeout=60
     )
+
+
+def test_plain_lines_when_not_a_terminal_each_tenth_of_the_trials():
+    out = run_piped("auto")
+    assert out.returncode == 0 and out.stdout == ""
+    lines = out.stderr.splitlines()
+    assert "\x1b" not in out.stderr  # no terminal codes in a log file
+    assert 9 <= len(lines) <= 11, lines  # one per tenth of the 40 trials
+    finished = [int(line.split(": ")[1].split("/")[0]) for line in lines]
+    assert finished == sorted(finished) and finished[-1] >= 36
+    assert all(re.fullmatch(LINE, line) for line in lines), lines
+
+
+def test_progress_lines_come_every_interval_and_each_tenth(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    out = io.StringIO()
+    lines = ProgressLines("abcd1234", 100, interval=30.0, out=out)
+    driver = SimpleNamespace(
+        counts={"finished": 0, "failed": 0},
+        active={1: None},
+        best=None,
+        max_trials=100,
+        elapsed=lambda: now[0],
+    )
+    for second in range(0, 121):  # 0.2 trials a second: a tenth every 50 s
+        now[0] = float(second)
+        driver.counts["finished"] = second // 5
+        lines.update(driver)
+    printed = out.getvalue().splitlines()
+    assert [line.split(", ")[0] for line in printed] == [
+        "hyperlab abcd1234: 6/100 trials",  # 30 s
+        "hyperlab abcd1234: 10/100 trials",  # a tenth done, at 50 s
+        "hyperlab abcd1234: 16/100 trials",  # 30 s later
+        "hyperlab abcd1234: 20/100 trials",  # the second tenth, at 100 s
+    ]
+    assert printed[-1] == "hyperlab abcd1234: 20/100 trials, 1 running, 0 failed, best -, 1m40s"
+
+
+def test_progress_false_prints_nothing_when_not_a_terminal_either():
+    out = run_piped("off")
     assert out.returncode == 0 and out.stdout == "" and out.stderr == ""

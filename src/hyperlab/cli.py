@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperlab import __version__
-from hyperlab.errors import ConfigError, HyperlabError, StoreError
+from hyperlab.errors import ConfigError, HyperlabError, StoreError, TrialError
 
 __all__ = ["main"]
 
@@ -91,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"hyperlab: error: {exc}", file=sys.stderr)
-        return 1 if isinstance(exc, StoreError) and not isinstance(exc, KeyError) else 2
+        failed = isinstance(exc, (TrialError, StoreError)) and not isinstance(exc, KeyError)
+        return 1 if failed else 2
 
 
 # ---- running ------------------------------------------------------------------------------

@@ -109,9 +109,11 @@ class ExperimentOptions(BaseModel):
     trial_timeout: float | None = None
     max_failed_trials: int | None = Field(default=None, ge=1)
     continue_on_failure: bool = True
+    fail_fast: bool | int = True
     seed: int | None = Field(default=None, ge=0, lt=2**63)
     gpus: GpuConfig | None = None
     working_dir: str | None = None
+    max_log_bytes: int | None = Field(default=50 * 1024 * 1024, ge=1024)
 
     _durations = field_validator("max_duration", "trial_timeout", mode="before")(_duration_field)
 
@@ -125,12 +127,14 @@ class ExperimentOptions(BaseModel):
     def _args(cls, value: Any) -> Any:
         return {} if value is None else value
 
-    @property
-    def failure_limit(self) -> int:
-        """Consecutive failures that end the experiment."""
-        if not self.continue_on_failure:
-            return 1
-        return self.max_failed_trials or DEFAULT_MAX_FAILED_TRIALS
+    @field_validator("fail_fast")
+    @classmethod
+    def _fail_fast(cls, value: bool | int) -> bool | int:
+        if not isinstance(value, bool) and value < 1:
+            raise ValueError(
+                f"fail_fast: expected True, False or a number of trials >= 1, got {value!r}"
+            )
+        return value
 
 
 def parse_stored_options(data: dict[str, Any]) -> ExperimentOptions:

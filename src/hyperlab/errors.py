@@ -3,11 +3,13 @@
 ```
 HyperlabError
  ├── ConfigError            an experiment's options are invalid (budget, names, values)
- │    └── SearchSpaceError  a search space is invalid; names the parameter path
+ │    ├── SearchSpaceError  a search space is invalid; names the parameter path
+ │    └── ExperimentBusy    another driver runs the experiment (hyperlab.store)
  ├── StoreError             the database cannot be opened, read or written
- │    ├── ExperimentNotFound  no experiment with that id in the store
- │    └── TrialNotFound       no trial with that number in the experiment
- ├── TrialError             a trial's code or result is unusable (raised inside the driver)
+ │    ├── ExperimentNotFound  no experiment with that id (or name) in the store
+ │    ├── TrialNotFound       no trial with that number in the experiment
+ │    └── LeaseLost           another driver took the experiment over (hyperlab.store)
+ ├── TrialError             trials failed: none succeeded, or failures ended the experiment
  └── TrialStopped           raised by ``report()`` inside a trial that was told to stop
 ```
 
@@ -15,6 +17,8 @@ Catch ``HyperlabError`` to handle anything hyperlab reports, or a subclass for o
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 __all__ = [
     "ConfigError",
@@ -59,7 +63,19 @@ class TrialNotFound(StoreError, KeyError):
 
 
 class TrialError(HyperlabError):
-    """A trial's result cannot be used (missing metric, non-finite value, ...)."""
+    """Trials failed: no trial of an experiment succeeded, or failures ended it in ERROR.
+
+    ``hyperlab.run`` raises it at the end of such an experiment (the experiment stays in the
+    store: ``exc.result`` is its ``Result``); its message carries the first failed trial's
+    error and traceback.
+
+    Attributes:
+        result: The experiment's ``Result`` (None where there is none).
+    """
+
+    def __init__(self, message: str, *, result: Any = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 class TrialStopped(HyperlabError):

@@ -323,7 +323,7 @@ def test_stopping_an_experiment_stops_its_command_trials_and_keeps_their_reports
     exp.stop()
     result = exp.wait(20)
     assert result.status is ExperimentStatus.STOPPED
-    assert result.trials and all(t.status is TrialStatus.USER_CANCELED for t in result.trials)
+    assert result.trials and all(t.status is TrialStatus.SYS_CANCELED for t in result.trials)
     assert all(t.reports for t in result.trials)
 
 

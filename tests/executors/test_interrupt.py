@@ -1,4 +1,5 @@
-"""Ctrl-C during an in-process trial: the trial is USER_CANCELED, the experiment STOPPED."""
+"""Ctrl-C during a run: the experiment is STOPPED, its running trial SYS_CANCELED (it runs again
+on resume), and what the user sees is one line saying how to resume and a short traceback."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 import hyperlab
 from hyperlab import ExperimentStatus, TrialStatus
@@ -24,16 +27,17 @@ def objective(params):
         time.sleep(0.01)
 
 exp = hyperlab.Experiment(objective, {"x": hyperlab.uniform(0, 1)}, max_trials=5,
-                          storage=sys.argv[1], progress=False)
+                          storage=sys.argv[1], executor=sys.argv[2], progress=False)
 print(exp.id, flush=True)
 exp.run()
 """
 
 
-def test_ctrl_c_marks_the_running_trial_and_stops_the_experiment(tmp_path):
+@pytest.mark.parametrize("executor", ["inprocess", "processes"])
+def test_ctrl_c_stops_the_experiment_and_says_how_to_resume(tmp_path, executor):
     url = f"sqlite:///{tmp_path / 'h.db'}"
     proc = subprocess.Popen(
-        [sys.executable, "-c", SCRIPT, url],
+        [sys.executable, "-c", SCRIPT, url, executor],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -47,18 +51,24 @@ def test_ctrl_c_marks_the_running_trial_and_stops_the_experiment(tmp_path):
             trials = store.get_trials(experiment_id, reports=False)
         except hyperlab.ExperimentNotFound:  # printed before the driver recorded it
             trials = []
-        if trials and trials[0].status is TrialStatus.RUNNING:
+        if trials and trials[0].status is TrialStatus.RUNNING and executor == "inprocess":
+            break
+        if trials and store.get_trial(experiment_id, 0).reports:  # a worker has started
             break
         time.sleep(0.05)
     time.sleep(0.3)
     os.kill(proc.pid, signal.SIGINT)
     _, stderr = proc.communicate(timeout=30)
     assert proc.returncode != 0 and "KeyboardInterrupt" in stderr
+    assert f"hyperlab: experiment {experiment_id} stopped (Ctrl-C)" in stderr
+    assert f"hyperlab.resume({experiment_id!r}" in stderr
+    for internal in ("multiprocessing", "_driver.py", "During handling"):
+        assert internal not in stderr, stderr
 
     result = hyperlab.load(experiment_id, storage=url)
     assert result.status is ExperimentStatus.STOPPED
     (trial,) = result.trials
-    assert trial.status is TrialStatus.USER_CANCELED
+    assert trial.status is TrialStatus.SYS_CANCELED
     assert trial.reports and trial.finished_at is not None
     events = [status for (_, _, status, _) in store.get_trial_events(experiment_id)]
-    assert events == ["WAITING", "RUNNING", "USER_CANCELED"]
+    assert events == ["WAITING", "RUNNING", "SYS_CANCELED"]

@@ -235,14 +235,18 @@ def test_live_experiment_obeys_patch_kill_and_stop(tmp_path):
             assert body["status"] == "STOPPED" and body["driver_alive"] is False
             trial = client.get(f"{base}/trials/{victim}").json()
             assert trial["status"] == "USER_CANCELED"
-            statuses = {t["status"] for t in client.get(f"{base}/trials").json()}
-            assert statuses == {"USER_CANCELED"}
+            statuses = {t["number"]: t["status"] for t in client.get(f"{base}/trials").json()}
+            assert statuses.pop(victim) == "USER_CANCELED"  # killed on purpose
+            assert set(statuses.values()) == {"SYS_CANCELED"}  # interrupted by the stop
             assert client.post(f"{base}/stop").status_code == 409
     finally:
         exp.stop()
         exp.wait(timeout=10)
     assert exp.status is ExperimentStatus.STOPPED
-    assert {t.status for t in exp.result().trials} == {TrialStatus.USER_CANCELED}
+    assert {t.status for t in exp.result().trials} == {
+        TrialStatus.USER_CANCELED,
+        TrialStatus.SYS_CANCELED,
+    }
 
 
 def test_serve_in_background_answers_over_http(db, exp_id):

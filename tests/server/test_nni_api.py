@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
 import time
 
 import pytest
@@ -198,10 +196,9 @@ def test_pending_stop_shows_as_stopping(tmp_path):
             seed=1,
             objective=None,
             created_at=time.time(),
-            driver_host=socket.gethostname(),
-            driver_pid=os.getpid(),
         )
     )
+    store.acquire_lease("waiting1", owner="a-driver-of-this-process")
     with TestClient(create_app(store, experiment_id="waiting1")) as client:
         assert client.get(f"{NNI}/check-status").json()["status"] == "RUNNING"
         assert client.post("/api/v1/experiments/waiting1/stop").status_code == 202

@@ -153,8 +153,15 @@ def test_a_version_1_store_is_migrated_when_first_opened(persistent_storage: str
     store.close()
     engine = create_engine(resolve_storage(persistent_storage).url)
     with engine.begin() as conn:  # back to version 1, as an older hyperlab wrote it
-        for table, column in (("experiments", "objective_ref"), ("experiments", "tuner")):
-            conn.execute(text(f"ALTER TABLE {table} DROP COLUMN {column}"))
+        for column in (
+            "objective_ref",
+            "objective_path",
+            "tuner",
+            "lease_owner",
+            "lease_expires_at",
+            "elapsed",
+        ):
+            conn.execute(text(f"ALTER TABLE experiments DROP COLUMN {column}"))
         conn.execute(text("ALTER TABLE controls DROP COLUMN applied"))
         conn.execute(
             text("UPDATE experiments SET config = :c"),

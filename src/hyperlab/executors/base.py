@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from hyperlab.executors.devices import DevicePool
 
 __all__ = [
+    "DEFAULT_MAX_LOG_BYTES",
     "END_EVENTS",
     "EXECUTORS",
     "Event",
@@ -40,6 +41,10 @@ __all__ = [
     "executor_names",
     "register_executor",
 ]
+
+DEFAULT_MAX_LOG_BYTES = 50 * 1024 * 1024
+"""The default of ``max_log_bytes`` (the same as ``ExperimentOptions.max_log_bytes``)."""
+MIN_MAX_LOG_BYTES = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +133,11 @@ class Executor(ABC):
         devices: Accelerators to place trials on, or None. Each trial holds
             ``devices.per_trial`` of them from its submit to its end event; ``free_slots``
             is 0 while none are free.
+        max_log_bytes: At most how many bytes of a trial's output its ``stdout.log`` and
+            ``stderr.log`` each keep (its first and last bytes, with a line saying how many
+            were dropped between them), or None to keep everything; at least 1024. Only the
+            ``command`` executor writes such logs today: capturing function trials' output
+            comes later.
 
     Subclasses implement ``submit``, ``poll``, ``stop`` and ``close``; they are driven by one
     thread and need no locks of their own beyond what their worker threads require. With
@@ -150,13 +160,24 @@ class Executor(ABC):
         trial_timeout: float | None = None,
         stop_grace: float = 5.0,
         devices: DevicePool | None = None,
+        max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
     ) -> None:
         self.check_objective(objective)
+        if max_log_bytes is not None and (
+            isinstance(max_log_bytes, bool)
+            or not isinstance(max_log_bytes, int)
+            or max_log_bytes < MIN_MAX_LOG_BYTES
+        ):
+            raise ConfigError(
+                f"max_log_bytes: expected None (no cap) or a number of bytes >= "
+                f"{MIN_MAX_LOG_BYTES}, got {max_log_bytes!r}"
+            )
         self.objective: Any = objective
         self.concurrency = concurrency
         self.trial_timeout = trial_timeout
         self.stop_grace = stop_grace
         self.devices = devices
+        self.max_log_bytes = max_log_bytes
         self.listener: Listener = _drop
         self._held: dict[int, tuple[int, ...]] = {}
 

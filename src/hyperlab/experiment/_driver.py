@@ -9,9 +9,9 @@ experiment's rows, always from one thread.
 from __future__ import annotations
 
 import os
-import socket
 import threading
 import traceback
+import uuid
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
@@ -30,7 +30,9 @@ from hyperlab.executors.base import (
     TrialSpec,
 )
 from hyperlab.experiment._clock import SYSTEM_CLOCK, Clock
-from hyperlab.experiment._progress import ProgressDisplay
+from hyperlab.experiment._failures import FailureWatch
+from hyperlab.experiment._keeper import LeaseKeeper
+from hyperlab.experiment._progress import make_progress
 from hyperlab.reporting import is_finite_number
 from hyperlab.store import (
     HEARTBEAT_INTERVAL,
@@ -38,6 +40,7 @@ from hyperlab.store import (
     ControlRequest,
     ExperimentRecord,
     KillTrial,
+    LeaseLost,
     SetConcurrency,
     SetMaxDuration,
     SetMaxTrials,
@@ -87,7 +90,8 @@ class Driver:
         executor: Runs the trials.
         history: Trials already in the store (on resume), in number order.
         experiment_dir: Folder under which each trial gets ``trials/<number>/``.
-        progress: Show a live progress bar.
+        progress: False, True or None (a bar on a terminal, plain lines otherwise), or the
+            seconds between plain lines (see ``make_progress``).
         clock: Where time comes from: stamps, the ``max_duration`` budget, heartbeats,
             flush and control intervals; a ``hyperlab.testing.FakeClock`` in simulated time.
     """
@@ -102,7 +106,7 @@ class Driver:
         *,
         history: list[Trial] | None = None,
         experiment_dir: Path,
-        progress: bool = False,
+        progress: bool | float | None = False,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.store = store
@@ -120,20 +124,25 @@ class Driver:
         self.next_number = 0
         self.counts = {"finished": 0, "failed": 0}
         self.best: float | None = None
-        self.consecutive_failures = 0
+        self.failures = FailureWatch(options, executor.concurrency)
         self.exhausted = False
+        self.keeper: LeaseKeeper | None = None
+        self.stop_asked: str | None = None  # set by request_stop, from any thread
+        self.closing = False
         self.ending: ExperimentStatus | None = None
         self.error: str | None = None
         self.status = record.status
-        self.progress = ProgressDisplay(self.id, options.max_trials) if progress else None
+        self.progress = make_progress(progress, self.id, options.max_trials)
         self._replay(history or [])
 
     def _replay(self, history: list[Trial]) -> None:
-        """Feed finished trials to the tuner in number order; re-queue the interrupted ones."""
+        """Feed finished trials to the tuner in number order; re-queue the interrupted ones
+        (waiting, running, or SYS_CANCELED by an experiment stop or a crash)."""
         for trial in history:
             self.next_number = max(self.next_number, trial.number + 1)
-            if trial.status.is_finished():
+            if trial.status.is_finished() and trial.status is not TrialStatus.SYS_CANCELED:
                 self._count(trial)
+                self.failures.record(trial)
                 self.tuner.observe(trial)
             else:
                 self.requeue.append(
@@ -154,22 +163,38 @@ class Driver:
         """Trials to create at most (changed by a ``SetMaxTrials`` control)."""
         return self.options.max_trials
 
+    def elapsed(self) -> float:
+        """Experiment time spent so far: earlier drivers' plus this one's (seconds)."""
+        return self._elapsed0 + (self.clock.monotonic() - self._t0)
+
+    def request_stop(self, why: str) -> None:
+        """Ask the loop to stop the experiment (STOPPED) at its next turn; any thread."""
+        self.stop_asked = why
+
     def run(self) -> ExperimentStatus:
-        """Run until the budget is spent, a stop is requested, or too many trials fail."""
-        now = self.clock.time()
-        self._set_status(
-            ExperimentStatus.RUNNING,
-            options=self.options,  # a resume may have changed the budget
-            started_at=now,
-            driver_host=socket.gethostname(),
-            driver_pid=os.getpid(),
-            heartbeat_at=now,
-        )
-        self.store.flush()
-        self.executor.open(self._on_event)
+        """Run until the budget is spent, a stop is requested, or too many trials fail.
+
+        Raises:
+            ExperimentBusy: another driver runs the experiment (nothing was started).
+            LeaseLost: another driver took the experiment over while this one ran (after
+                this one failed to renew its lease in time); this one wrote nothing more.
+        """
+        lease = self.store.acquire_lease(self.id, owner=uuid.uuid4().hex)
+        self._t0 = self._last_flush = self._last_control = self._last_beat = self.clock.monotonic()
+        self._elapsed0 = lease.elapsed
+        self.keeper = LeaseKeeper(self.store, lease, self.elapsed)
+        fields: dict[str, object] = {"options": self.options}  # a resume may change the budget
+        if lease.started_at is None:
+            fields["started_at"] = self.clock.time()
+        self._set_status(ExperimentStatus.RUNNING, finished_at=None, error=None, **fields)
+        try:
+            self.store.flush()
+            self.executor.open(self._on_event)
+        except BaseException:
+            self.store.release_lease(lease, elapsed=self.elapsed())
+            raise
+        self.keeper.start()
         self.started.set()
-        tick = self.clock.monotonic()
-        self._t0 = self._last_flush = self._last_control = self._last_beat = tick
         try:
             while True:
                 self._housekeeping()
@@ -183,7 +208,10 @@ class Driver:
             final = self.ending or ExperimentStatus.DONE
         except KeyboardInterrupt:
             self.ending, final = ExperimentStatus.STOPPED, ExperimentStatus.STOPPED
-            self._shutdown(TrialStatus.USER_CANCELED)
+            self._shutdown(TrialStatus.SYS_CANCELED)
+            raise
+        except LeaseLost:
+            self._abandon()
             raise
         except BaseException:
             self.ending, final = ExperimentStatus.ERROR, ExperimentStatus.ERROR
@@ -206,29 +234,51 @@ class Driver:
         if tick - self._last_control >= CONTROL_INTERVAL:
             self._last_control = tick
             self._apply_controls()
+        if self.stop_asked is not None and self.ending is None:
+            self._end(ExperimentStatus.STOPPED, TrialStatus.SYS_CANCELED)
         max_duration = self.options.max_duration
-        if max_duration is not None and self.ending is None and tick - self._t0 >= max_duration:
+        if max_duration is not None and self.ending is None and self.elapsed() >= max_duration:
             self._end(ExperimentStatus.DONE, TrialStatus.SYS_CANCELED)
+        assert self.keeper is not None
         if tick - self._last_beat >= HEARTBEAT_INTERVAL:
             self._last_beat = tick
-            self.store.update_experiment(self.id, heartbeat_at=self.clock.time())
+            self.keeper.beat()
+        if self.keeper.lost:
+            raise LeaseLost(
+                f"experiment {self.id}: this driver could not renew its lease in time and "
+                "another driver took the experiment over; this one stops without writing more"
+            )
         if tick - self._last_flush >= FLUSH_INTERVAL and self.store.pending:
             self._last_flush = tick
             self.store.flush()
 
     def _shutdown(self, reason: TrialStatus) -> None:
-        """Stop what still runs, record it, and write the experiment's final status."""
+        """Stop what still runs, record it, write the final status and give the lease up."""
+        self.closing = True
         for number in self.active:
             self.stop_reasons.setdefault(number, reason)
+        assert self.keeper is not None
         try:
-            self.executor.close()
+            try:
+                self.executor.close()
+            finally:
+                now = self.clock.time()
+                for trial in list(self.active.values()):  # e.g. an in-process trial hit by ^C
+                    self._finish(trial, self.stop_reasons.pop(trial.number, reason), now)
+                status = self.ending or ExperimentStatus.DONE
+                self._set_status(status, finished_at=now, error=self.error)
+                self.store.flush()
+                self.store.release_lease(self.keeper.lease, elapsed=self.elapsed())
         finally:
-            now = self.clock.time()
-            for trial in list(self.active.values()):  # e.g. an in-process trial hit by Ctrl-C
-                self._finish(trial, self.stop_reasons.pop(trial.number, reason), now)
-            status = self.ending or ExperimentStatus.DONE
-            self._set_status(status, finished_at=now, error=self.error)
-            self.store.flush()
+            self.keeper.stop()
+
+    def _abandon(self) -> None:
+        """The lease is lost: stop what runs here and write nothing more."""
+        self.closing = True
+        self.active.clear()  # end events of what still runs are ignored from now on
+        assert self.keeper is not None
+        self.keeper.stop()
+        self.executor.close()
 
     # ---- submitting -----------------------------------------------------------------------
 
@@ -307,7 +357,8 @@ class Driver:
             self.store.add_report(
                 self.id, trial.number, Report(event.step, metrics, event.time, trial.attempt)
             )
-            self._housekeeping()
+            if not self.closing:
+                self._housekeeping()
         elif isinstance(event, Started):
             trial = Trial(
                 self.id,
@@ -386,20 +437,14 @@ class Driver:
         )
         del self.active[trial.number]
         self.store.put_trial(trial)
+        if status is TrialStatus.SYS_CANCELED:  # interrupted: it runs again on resume
+            return
         self._count(trial)
         self.tuner.observe(trial)
-        if status is TrialStatus.FAILED:
-            self.consecutive_failures += 1
-            limit = self.options.failure_limit
-            if self.consecutive_failures >= limit and self.ending is None:
-                last = (error or "").strip().splitlines()[-1:] or ["?"]
-                self.error = (
-                    f"{self.consecutive_failures} trials failed in a row "
-                    f"(limit {limit}); last error: {last[0]}"
-                )
-                self._end(ExperimentStatus.ERROR, TrialStatus.SYS_CANCELED)
-        elif status is TrialStatus.SUCCEEDED:
-            self.consecutive_failures = 0
+        failure = self.failures.record(trial)
+        if failure is not None and self.ending is None:
+            self.error = failure
+            self._end(ExperimentStatus.ERROR, TrialStatus.SYS_CANCELED)
 
     def _count(self, trial: Trial) -> None:
         self.counts["finished"] += 1
@@ -430,7 +475,7 @@ class Driver:
             return ControlOutcome.rejected(request.problem)
         if isinstance(request, StopExperiment):
             if self.ending is None:
-                self._end(ExperimentStatus.STOPPED, TrialStatus.USER_CANCELED)
+                self._end(ExperimentStatus.STOPPED, TrialStatus.SYS_CANCELED)
             return ControlOutcome.ok()
         if isinstance(request, KillTrial):
             if request.number not in self.active:

@@ -1,23 +1,15 @@
-"""The Python API: ``run``, ``Experiment``, ``resume`` and ``load``.
-
-```python
-import hyperlab
-from hyperlab import space as hs
-
-def objective(params):
-    return (params["x"] - 2) ** 2 + params["y"]
-
-result = hyperlab.run(objective, {"x": hs.uniform(-5, 5), "y": hs.choice(0, 1)}, max_trials=50)
-print(result.best_params, result.best_value)
-```
-"""
+"""``Experiment``: a handle on one experiment, to run it here or in the background, stop it,
+wait for it, and what happens when trials fail, on Ctrl-C and when the script ends."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -31,14 +23,13 @@ from hyperlab.config import (
     load_config,
     validate_options,
 )
-from hyperlab.errors import ConfigError
-from hyperlab.executors.base import Executor
+from hyperlab.errors import ConfigError, TrialError
+from hyperlab.executors.base import DEFAULT_MAX_LOG_BYTES, Executor
 from hyperlab.experiment._driver import Driver
-from hyperlab.experiment._progress import wants_progress
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._setup import (
-    load_objective,
     make_executor,
+    objective_folder,
     random_seed,
     reference,
     trial_objective,
@@ -50,7 +41,7 @@ from hyperlab.store import ExperimentRecord, StopExperiment, Store
 from hyperlab.trial import ExperimentStatus, Mode, Trial
 from hyperlab.tuners.base import Tuner, create_tuner, tuner_name
 
-__all__ = ["Experiment", "load", "resume", "run"]
+__all__ = ["Experiment"]
 
 
 class Experiment:
@@ -83,12 +74,14 @@ class Experiment:
         trial_timeout: float | str | None = None,
         max_failed_trials: int | None = None,
         continue_on_failure: bool = True,
+        fail_fast: bool | int = True,
         storage: str | os.PathLike | None = None,
         seed: int | None = None,
         name: str | None = None,
         gpus: GpuConfig | Mapping[str, Any] | None = None,
         working_dir: str | os.PathLike | None = None,
-        progress: bool | None = None,
+        max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
+        progress: bool | float | None = None,
     ) -> None:
         options = validate_options(
             name=name,
@@ -103,9 +96,11 @@ class Experiment:
             trial_timeout=trial_timeout,
             max_failed_trials=max_failed_trials,
             continue_on_failure=continue_on_failure,
+            fail_fast=fail_fast,
             seed=seed,
             gpus=gpus,
             working_dir=working_dir,
+            max_log_bytes=max_log_bytes,
         )
         if options.working_dir is not None:
             options = options.model_copy(
@@ -120,6 +115,8 @@ class Experiment:
         options = with_budget(options, tuner_obj)
         executor_obj = make_executor(options, objective)
         store = Store.open(storage)
+        if options.name is not None:
+            _warn_if_named_twice(store, options.name)
         record = ExperimentRecord(
             id=store.new_experiment_id(),
             name=options.name,
@@ -129,10 +126,11 @@ class Experiment:
             seed=seed,
             objective=executor_obj.objective_bytes or try_pickle(objective),
             objective_ref=reference(objective),
+            objective_path=objective_folder(objective),
             tuner=try_pickle(tuner) if isinstance(tuner, Tuner) else None,
             created_at=time.time(),
         )
-        self._setup(store, record, options, tuner_obj, executor_obj, None, progress)
+        self._setup(store, record, options, tuner_obj, executor_obj, None, progress, storage)
 
     def _setup(
         self,
@@ -142,9 +140,12 @@ class Experiment:
         tuner: Tuner,
         executor: Executor,
         history: list[Trial] | None,
-        progress: bool | None,
+        progress: bool | float | None,
+        storage: str | os.PathLike | None,
     ) -> None:
         """Shared by new and resumed experiments; ``history`` is None for a new one."""
+        self._store_arg = None if storage is None else os.fspath(storage)
+        self._wait_on_exit = False
         self._store = store
         self._record = record
         self._options = options
@@ -162,7 +163,7 @@ class Experiment:
         config: ExperimentConfig | str | os.PathLike,
         *,
         storage: str | os.PathLike | None = None,
-        progress: bool | None = None,
+        progress: bool | float | None = None,
     ) -> Experiment:
         """An experiment from a config file (hyperlab's or NNI's) or a loaded ``ExperimentConfig``.
 
@@ -193,7 +194,8 @@ class Experiment:
         record: ExperimentRecord,
         options: ExperimentOptions,
         objective: Callable[..., Any],
-        progress: bool | None,
+        progress: bool | float | None,
+        storage: str | os.PathLike | None,
     ) -> Experiment:
         """A handle that continues a stored experiment (see ``resume``)."""
         space = SearchSpace.from_nni(record.space)
@@ -212,6 +214,7 @@ class Experiment:
             make_executor(options, objective),
             store.get_trials(record.id, reports=False),
             progress,
+            storage,
         )
         return self
 
@@ -264,7 +267,7 @@ class Experiment:
             self._executor,
             history=self._history or [],
             experiment_dir=folder,
-            progress=wants_progress(self._progress),
+            progress=self._progress,
         )
         return self._driver
 
@@ -279,12 +282,30 @@ class Experiment:
         return self.id
 
     def run(self) -> Result:
-        """Run in this thread until the experiment ends; return its result."""
-        self._make_driver().run()
-        return self.result()
+        """Run in this thread until the experiment ends; return its result.
 
-    def start(self) -> Experiment:
-        """Start in a background thread; return once the experiment is recorded and running."""
+        Raises:
+            TrialError: no trial succeeded (some failed), or failures ended the experiment in
+                ERROR; ``exc.result`` holds the result, the message the first failure.
+            KeyboardInterrupt: on Ctrl-C, once the experiment is stopped and recorded (its
+                running trials are SYS_CANCELED and run again on ``resume``).
+        """
+        driver = self._make_driver()
+        try:
+            driver.run()
+        except KeyboardInterrupt:
+            _say(f"experiment {self.id} stopped (Ctrl-C). {self._resume_hint()}")
+            raise KeyboardInterrupt(f"experiment {self.id} stopped") from None
+        return self._checked(driver)
+
+    def start(self, *, wait_on_exit: bool = False) -> Experiment:
+        """Start in a background thread; return once the experiment is recorded and running.
+
+        Args:
+            wait_on_exit: When the script ends while the experiment still runs, wait for it
+                to end (True), or stop it cleanly (False, the default: its running trials are
+                SYS_CANCELED and run again on ``resume``, and a line says how to resume).
+        """
         driver = self._make_driver()
 
         def target() -> None:
@@ -300,18 +321,30 @@ class Experiment:
                 break
         if self._failure is not None:
             raise self._failure
+        self._wait_on_exit = wait_on_exit
+        atexit.register(self._at_exit)
         return self
 
     def wait(self, timeout: float | None = None) -> Result:
-        """Block until the experiment ends (or ``timeout`` seconds pass); return the result."""
+        """Block until the experiment ends (or ``timeout`` seconds pass); return the result.
+
+        Raises:
+            TrialError: as ``run`` does, once the experiment ended.
+        """
         if self._thread is not None:
             self._thread.join(timeout)
+            if self._thread.is_alive():
+                return self.result()
+            atexit.unregister(self._at_exit)
         if self._failure is not None:
             raise self._failure
+        if self._driver is not None:
+            return self._checked(self._driver)
         return self.result()
 
     def stop(self) -> None:
-        """Ask the driver to stop: running trials end USER_CANCELED, the experiment STOPPED.
+        """Ask the driver to stop: the experiment ends STOPPED, its running trials are
+        SYS_CANCELED (they run again on ``resume``).
 
         Works from any thread; the request goes through the store like ``hyperlab stop ID``.
         """
@@ -319,170 +352,54 @@ class Experiment:
 
     def result(self) -> Result:
         """The experiment as stored now (running or not)."""
-        return _result(self._store, self.id)
+        return Result.read(self._store, self.id)
 
+    def _checked(self, driver: Driver) -> Result:
+        """The result, or TrialError when trials failed and none succeeded (or failures ended
+        the experiment)."""
+        result = self.result()
+        watch = driver.failures
+        if not watch.failed or (watch.succeeded and driver.status is not ExperimentStatus.ERROR):
+            return result
+        if driver.status is ExperimentStatus.ERROR and driver.error:
+            message = f"experiment {self.id} ended in ERROR: {driver.error}"
+        else:
+            first = result.failed_trials[0]
+            message = (
+                f"experiment {self.id}: none of its trials succeeded ({watch.failed} failed); "
+                f"trial {first.number} failed with:\n{(first.error or '').strip()}"
+            )
+        raise TrialError(message, result=result)
 
-def run(
-    objective: Callable[..., Any],
-    space: SearchSpace | Mapping[str, Any] | str | os.PathLike,
-    *,
-    metric: str | None = None,
-    mode: Mode | Literal["min", "max"] = Mode.MIN,
-    tuner: str | type[Tuner] | Tuner = "random",
-    tuner_args: dict[str, Any] | None = None,
-    max_trials: int | None = None,
-    max_duration: float | str | None = None,
-    concurrency: int = 1,
-    executor: str = "inprocess",
-    trial_timeout: float | str | None = None,
-    max_failed_trials: int | None = None,
-    continue_on_failure: bool = True,
-    storage: str | os.PathLike | None = None,
-    seed: int | None = None,
-    name: str | None = None,
-    gpus: GpuConfig | Mapping[str, Any] | None = None,
-    working_dir: str | os.PathLike | None = None,
-    progress: bool | None = None,
-    resume: str | None = None,
-) -> Result:
-    """Run an experiment to its end and return its ``Result``.
-
-    Args:
-        objective: ``f(params) -> float | dict``, a generator yielding intermediate results,
-            ``f(params, reporter)`` (Ray Tune style), or any function calling
-            ``hyperlab.report``.
-        space: A ``SearchSpace``, a dict of parameters (builders or NNI specs), or a path to
-            an NNI search-space JSON file.
-        metric: Which reported metric is the objective; defaults to ``default`` or the only one.
-        mode: ``"min"`` or ``"max"``.
-        tuner: A tuner name (``"random"``, ``"tpe"``, NNI's ``"TPE"``, ``"GridSearch"``...; see
-            ``hyperlab.tuners.tuner_names()``), a ``"package.module:Class"`` path, a ``Tuner``
-            subclass, or a ``Tuner`` instance built for this ``space`` and ``mode`` (it is
-            stored as it is before its first trial, so ``resume`` rebuilds it).
-        tuner_args: Keyword arguments for the tuner's constructor (not with an instance).
-        max_trials: Trials to create at most. A budget (this, ``max_duration`` or a finite
-            grid) is required.
-        max_duration: Seconds, or ``"90s"``, ``"30m"``, ``"2h"``; running trials are
-            cancelled (SYS_CANCELED) when it is reached.
-        concurrency: Trials at once.
-        executor: ``"inprocess"``, ``"threads"`` or ``"processes"``.
-        trial_timeout: A trial running longer is FAILED.
-        max_failed_trials: Consecutive failures that end the experiment in ERROR (default 10).
-        continue_on_failure: False ends the experiment at the first failed trial.
-        storage: ``None`` for ``$HYPERLAB_HOME/hyperlab.db``, ``":memory:"``, a
-            ``sqlite:///`` URL or a ``postgresql://`` URL.
-        seed: The experiment seed; every random stream derives from it.
-        name: A name to show in listings.
-        gpus: Place trials on accelerators: ``{"indices": [0, 1] | "auto", "per_trial": 1,
-            "max_trials_per_gpu": 1}``; each trial sees its devices in ``CUDA_VISIBLE_DEVICES``
-            (command and process trials) and ``hyperlab.trial_devices()``.
-        working_dir: Folder for the experiment's files (default: the hyperlab home).
-        progress: Live progress bar; default: when standard error is a terminal.
-        resume: Continue this experiment id instead of creating one (its stored options
-            are kept; ``max_trials`` and ``max_duration`` given here replace its budget).
-    """
-    if resume is not None:
-        return _continue(
-            resume,
-            storage=storage,
-            objective=objective,
-            progress=progress,
-            max_trials=max_trials,
-            max_duration=max_duration,
+    def _resume_hint(self) -> str:
+        where = "" if self._store_arg is None else f", storage={self._store_arg!r}"
+        return (
+            f"Its interrupted trials run again when you continue it: "
+            f"hyperlab.resume({self.id!r}{where}), or `hyperlab resume {self.id}`"
         )
-    return Experiment(
-        objective,
-        space,
-        metric=metric,
-        mode=mode,
-        tuner=tuner,
-        tuner_args=tuner_args,
-        max_trials=max_trials,
-        max_duration=max_duration,
-        concurrency=concurrency,
-        executor=executor,
-        trial_timeout=trial_timeout,
-        max_failed_trials=max_failed_trials,
-        continue_on_failure=continue_on_failure,
-        storage=storage,
-        seed=seed,
-        name=name,
-        gpus=gpus,
-        working_dir=working_dir,
-        progress=progress,
-    ).run()
+
+    def _at_exit(self) -> None:
+        """At interpreter exit: wait for a started experiment, or stop it cleanly."""
+        thread, driver = self._thread, self._driver
+        if thread is None or driver is None or not thread.is_alive():
+            return
+        if not self._wait_on_exit:
+            driver.request_stop("the script ended")
+        thread.join()
+        if not self._wait_on_exit:
+            _say(f"experiment {self.id} was stopped as the script ended. {self._resume_hint()}")
 
 
-def resume(
-    experiment_id: str,
-    *,
-    storage: str | os.PathLike | None = None,
-    objective: Callable[..., Any] | None = None,
-    progress: bool | None = None,
-    max_trials: int | None = None,
-    max_duration: float | str | None = None,
-) -> Result:
-    """Continue a stopped or crashed experiment from the store alone, and run it to its end.
-
-    Finished trials are replayed into a fresh tuner in number order; trials that were waiting
-    or running when the old driver died run again with their params and ``attempt + 1``.
-
-    Args:
-        experiment_id: The experiment to continue.
-        storage: The store that holds it.
-        objective: The objective; by default the one pickled in the store.
-        progress: Live progress bar (default: on a terminal).
-        max_trials / max_duration: A new budget, replacing the stored one.
-
-    Raises:
-        ExperimentNotFound: No such experiment in the store.
-        ConfigError: Its driver is still alive, or its objective cannot be loaded.
-    """
-    return _continue(
-        experiment_id,
-        storage=storage,
-        objective=objective,
-        progress=progress,
-        max_trials=max_trials,
-        max_duration=max_duration,
-    )
+def _say(message: str) -> None:
+    print(f"hyperlab: {message}", file=sys.stderr, flush=True)
 
 
-def _continue(
-    experiment_id: str,
-    *,
-    storage: str | os.PathLike | None,
-    objective: Callable[..., Any] | None,
-    progress: bool | None,
-    max_trials: int | None,
-    max_duration: float | str | None,
-) -> Result:
-    store = Store.open(storage)
-    record = store.get_experiment(experiment_id)
-    record.check_not_running()
-    stored = record.options.model_dump()
-    if max_trials is not None:
-        stored["max_trials"] = max_trials
-    if max_duration is not None:
-        stored["max_duration"] = max_duration
-    options = validate_options(**stored)
-    if objective is None:
-        objective = load_objective(record)
-    return Experiment._attach(store, record, options, objective, progress).run()
-
-
-def load(experiment_id: str, storage: str | os.PathLike | None = None) -> Result:
-    """Read an experiment, running or finished, without changing it."""
-    return _result(Store.open(storage), experiment_id)
-
-
-def _result(store: Store, experiment_id: str) -> Result:
-    record = store.get_experiment(experiment_id)
-    return Result(
-        experiment_id=record.id,
-        status=record.status,
-        mode=record.options.mode,
-        metric=record.options.metric,
-        error=record.error,
-        store=store,
-    )
+def _warn_if_named_twice(store: Store, name: str) -> None:
+    ids = [e.id for e in store.list_experiments() if e.name == name]
+    if ids:
+        warnings.warn(
+            f"an experiment named {name!r} already exists in {store.url} ({', '.join(ids)}); "
+            "commands given this name will ask which id you mean",
+            UserWarning,
+            stacklevel=3,
+        )

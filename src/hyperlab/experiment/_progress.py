@@ -1,35 +1,75 @@
-"""The live progress bar shown on a terminal while an experiment runs."""
+"""What a running experiment shows of itself: a live bar on a terminal, plain lines elsewhere.
+
+On a terminal, a rich progress bar redrawn ten times a second. When standard error is not a
+terminal (``nohup``, batch-system logs, CI), a bar would print nothing useful until the end, so
+a plain line goes out every ``interval`` seconds (30 by default) and each time another tenth of
+``max_trials`` has finished.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import Any, Protocol, TextIO
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-__all__ = ["ProgressDisplay", "wants_progress"]
+__all__ = ["PROGRESS_INTERVAL", "Progress", "ProgressDisplay", "ProgressLines", "make_progress"]
 
 REFRESH_INTERVAL = 0.1
+PROGRESS_INTERVAL = 30.0
+"""Seconds between plain progress lines when the output is not a terminal."""
 
 
-def wants_progress(progress: bool | None) -> bool:
-    """``progress`` if given, else whether standard error is a terminal."""
-    if progress is not None:
-        return progress
-    return sys.stderr.isatty()
+class Progress(Protocol):
+    """What the driver calls; ``driver`` has ``counts``, ``active``, ``best``, ``max_trials``
+    and ``elapsed()``."""
+
+    def update(self, driver: Any) -> None: ...
+
+    def close(self, driver: Any) -> None: ...
+
+
+def make_progress(
+    progress: bool | float | None, experiment_id: str, total: int | None
+) -> Progress | None:
+    """The progress display ``progress`` asks for.
+
+    Args:
+        progress: False for none; True or None for a bar when standard error is a terminal
+            and plain lines every ``PROGRESS_INTERVAL`` seconds otherwise; a number for plain
+            lines every that many seconds, terminal or not.
+        experiment_id: Shown on each line.
+        total: ``max_trials``, if set.
+    """
+    if progress is False:
+        return None
+    if isinstance(progress, (int, float)) and not isinstance(progress, bool):
+        return ProgressLines(experiment_id, total, interval=float(progress))
+    if sys.stderr.isatty():
+        return ProgressDisplay(experiment_id, total)
+    return ProgressLines(experiment_id, total)
+
+
+def _best(driver: Any) -> str:
+    return "-" if driver.best is None else f"{driver.best:.6g}"
 
 
 class ProgressDisplay:
-    """Trials finished/total, running, failed, best value so far, elapsed time.
+    """A live bar: trials finished/total, running, failed, best value so far, elapsed time.
 
-    The driver calls ``update`` as often as it likes; the screen is redrawn at most ten times a
-    second. ``driver`` is anything with ``counts``, ``active``, ``best``, ``max_trials``.
+    Redrawn at most ten times a second, however often ``update`` is called.
     """
 
     def __init__(self, experiment_id: str, total: int | None) -> None:
-        self._progress = Progress(
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+        from rich.progress import Progress as Bar
+
+        self._progress = Bar(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -50,16 +90,63 @@ class ProgressDisplay:
         if not force and now - self._last < REFRESH_INTERVAL:
             return
         self._last = now
-        best = "-" if driver.best is None else f"{driver.best:.6g}"
         self._progress.update(
             self._task,
             completed=driver.counts["finished"],
             total=driver.max_trials,
             running=len(driver.active),
             failed=driver.counts["failed"],
-            best=best,
+            best=_best(driver),
         )
 
     def close(self, driver: Any) -> None:
         self.update(driver, force=True)
         self._progress.stop()
+
+
+class ProgressLines:
+    """One plain line per ``interval`` seconds and per tenth of ``total`` finished trials.
+
+    Args:
+        experiment_id: Shown on each line.
+        total: ``max_trials``, if set.
+        interval: Seconds between lines when nothing else prompts one.
+        out: Where lines go (standard error).
+    """
+
+    def __init__(
+        self,
+        experiment_id: str,
+        total: int | None,
+        *,
+        interval: float = PROGRESS_INTERVAL,
+        out: TextIO | None = None,
+    ) -> None:
+        self.experiment_id = experiment_id
+        self.interval = interval
+        self.out = out
+        self._last = time.monotonic()
+        self._tenth = 0
+
+    def update(self, driver: Any) -> None:
+        now = time.monotonic()
+        total = driver.max_trials
+        tenth = 10 * driver.counts["finished"] // total if total else 0
+        if now - self._last < self.interval and tenth <= self._tenth:
+            return
+        self._tenth = max(self._tenth, tenth)
+        self._last = now
+        self._write(driver)
+
+    def close(self, driver: Any) -> None:
+        """Nothing: the summary follows."""
+
+    def _write(self, driver: Any) -> None:
+        total = "?" if driver.max_trials is None else driver.max_trials
+        minutes, seconds = divmod(int(driver.elapsed()), 60)
+        line = (
+            f"hyperlab {self.experiment_id}: {driver.counts['finished']}/{total} trials, "
+            f"{len(driver.active)} running, {driver.counts['failed']} failed, "
+            f"best {_best(driver)}, {minutes}m{seconds:02d}s"
+        )
+        print(line, file=self.out or sys.stderr, flush=True)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hyperlab.trial import ExperimentStatus, Mode, Trial
+from hyperlab.experiment._failures import error_kind
+from hyperlab.trial import ExperimentStatus, Mode, Trial, TrialStatus
 
 if TYPE_CHECKING:
     import pandas
@@ -38,6 +40,23 @@ class Result:
     error: str | None = None
     store: Store | None = field(default=None, repr=False, compare=False)
 
+    @classmethod
+    def read(cls, store: Store, experiment_id: str) -> Result:
+        """The experiment as ``store`` holds it now.
+
+        Raises:
+            ExperimentNotFound: there is no such experiment.
+        """
+        record = store.get_experiment(experiment_id)
+        return cls(
+            experiment_id=record.id,
+            status=record.status,
+            mode=record.options.mode,
+            metric=record.options.metric,
+            error=record.error,
+            store=store,
+        )
+
     @functools.cached_property
     def trials(self) -> list[Trial]:
         """Every trial in number order, with params, status, value, metrics and reports."""
@@ -49,6 +68,28 @@ class Result:
         if "trials" not in self.__dict__ and self.store is not None:
             return self.store.get_best_trial(self.experiment_id, self.mode)
         return self.mode.best(self.trials)
+
+    @property
+    def failed_trials(self) -> list[Trial]:
+        """The trials that ended FAILED, in number order."""
+        return [t for t in self.trials if t.status is TrialStatus.FAILED]
+
+    def failures(self) -> dict[str, int]:
+        """How many trials failed each way (exception class, or message), most common first."""
+        counts = Counter(error_kind(t.error) for t in self.failed_trials)
+        return dict(counts.most_common())
+
+    def summary(self) -> str:
+        """One line: status, trials, failures (with the most common error) and the best value."""
+        trials = self.trials
+        line = f"experiment {self.experiment_id}: {self.status}, {len(trials)} trials"
+        failures = self.failures()
+        if failures:
+            kind, count = next(iter(failures.items()))
+            line += f", {sum(failures.values())} failed (most often {kind}: {count})"
+        if self.best_trial is not None:
+            line += f", best {self.best_value:.6g} (trial {self.best_trial.number})"
+        return line
 
     @property
     def best_params(self) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import cloudpickle
@@ -42,6 +43,7 @@ def make_executor(options: ExperimentOptions, objective: Callable[..., Any]) -> 
         concurrency=options.concurrency,
         trial_timeout=options.trial_timeout,
         devices=device_pool(options.gpus),
+        max_log_bytes=options.max_log_bytes,
     )
 
 
@@ -91,6 +93,19 @@ def reference(objective: Callable[..., Any]) -> str | None:
     return f"{module}:{qualname}" if module and qualname else None
 
 
+def objective_folder(objective: Callable[..., Any]) -> str | None:
+    """The ``sys.path`` folder the objective's module was imported from, so that ``resume`` in
+    another process (``hyperlab resume ID`` from any directory) can import it again; None for
+    objectives defined in ``__main__`` (pickled by value) or without a module file."""
+    module_name = getattr(objective, "__module__", None)
+    module = sys.modules.get(module_name or "")
+    path = getattr(module, "__file__", None)
+    if not module_name or module_name == "__main__" or path is None:
+        return None
+    depth = module_name.count(".") + (Path(path).stem == "__init__")
+    return str(Path(path).resolve().parents[depth])
+
+
 def try_pickle(objective: object) -> bytes | None:
     try:
         return cloudpickle.dumps(objective)
@@ -105,6 +120,9 @@ def load_objective(record: ExperimentRecord) -> Callable[..., Any]:
             f"objective: experiment {record.id}'s objective ({ref}) could not be stored; "
             "pass it: hyperlab.resume(id, objective=fn)"
         )
+    folder = record.objective_path
+    if folder and folder not in sys.path and Path(folder).is_dir():
+        sys.path.append(folder)  # where its module was imported from when it was created
     try:
         return cloudpickle.loads(record.objective)
     except Exception as exc:

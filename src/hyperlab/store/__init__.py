@@ -29,9 +29,11 @@ from hyperlab.store._controls import (
     UnreadableRequest,
     parse_request,
 )
+from hyperlab.store._lease import ExperimentBusy, Lease, LeaseLost
 from hyperlab.store._paths import home
 from hyperlab.store._records import (
     HEARTBEAT_INTERVAL,
+    LEASE_TTL,
     ExperimentRecord,
     ExperimentSummary,
     TrialEvent,
@@ -42,14 +44,18 @@ from hyperlab.store._store import ID_ALPHABET, Store
 __all__ = [
     "HEARTBEAT_INTERVAL",
     "ID_ALPHABET",
+    "LEASE_TTL",
     "SCHEMA_VERSION",
     "Control",
     "ControlKind",
     "ControlOutcome",
     "ControlRequest",
+    "ExperimentBusy",
     "ExperimentRecord",
     "ExperimentSummary",
     "KillTrial",
+    "Lease",
+    "LeaseLost",
     "SetConcurrency",
     "SetMaxDuration",
     "SetMaxTrials",

@@ -197,6 +197,14 @@ class WriteBuffer:
         """Buffer the outcome of a control request."""
         self.controls[control_id] = (self._clock(), outcome.applied, outcome.message, control_id)
 
+    def drop(self, experiment_id: str) -> None:
+        """Forget the waiting rows of one experiment (its driver lost the right to write)."""
+        self.trials = {k: v for k, v in self.trials.items() if k[0] != experiment_id}
+        self.reports = [row for row in self.reports if row[0] != experiment_id]
+        self.events = [row for row in self.events if row[0] != experiment_id]
+        self.experiments.pop(experiment_id, None)
+        self.forget(experiment_id)
+
     def forget(self, experiment_id: str) -> None:
         """Drop what was put for a deleted experiment (its trials count as unseen again).
 

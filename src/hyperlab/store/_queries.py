@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from sqlalchemy import case, func, select
 
 from hyperlab.config import ExperimentOptions
-from hyperlab.store._records import ExperimentSummary
+from hyperlab.store._records import ExperimentSummary, process_gone
 from hyperlab.store._schema import experiments, trials
 from hyperlab.trial import ExperimentStatus, Mode, TrialStatus
 
 __all__ = ["LIST_EXPERIMENTS", "summary_from_row"]
 
-_FINISHED = tuple(status.value for status in TrialStatus if status.is_finished())
+_FINISHED = tuple(
+    status.value
+    for status in TrialStatus
+    if status.is_finished() and status is not TrialStatus.SYS_CANCELED  # interrupted: re-run
+)
+_DRIVEN = (ExperimentStatus.RUNNING, ExperimentStatus.NO_MORE_TRIAL)
 
 
 def _count_where(condition: Any) -> Any:
@@ -47,6 +53,11 @@ LIST_EXPERIMENTS = (
         experiments.c.created_at,
         experiments.c.started_at,
         experiments.c.finished_at,
+        experiments.c.elapsed,
+        experiments.c.driver_host,
+        experiments.c.driver_pid,
+        experiments.c.lease_owner,
+        experiments.c.lease_expires_at,
         _COUNTS.c.n_trials,
         _COUNTS.c.n_finished,
         _COUNTS.c.n_failed,
@@ -63,14 +74,19 @@ LIST_EXPERIMENTS = (
 def summary_from_row(row: Any, options: ExperimentOptions) -> ExperimentSummary:
     """An ``ExperimentSummary`` from a row of ``LIST_EXPERIMENTS`` and the experiment's
     options (parsed from the row's ``config``), whose ``mode`` picks the best value."""
+    status = ExperimentStatus(row.status)
+    alive = row.lease_owner is not None and (row.lease_expires_at or 0.0) > time.time()
+    alive = alive and not process_gone(row.driver_host, row.driver_pid)
     return ExperimentSummary(
         id=row.id,
         name=row.name,
-        status=ExperimentStatus(row.status),
+        status=status,
         mode=options.mode,
         created_at=row.created_at,
         started_at=row.started_at,
         finished_at=row.finished_at,
+        elapsed=float(row.elapsed or 0.0),
+        driver_lost=status in _DRIVEN and not alive,
         n_trials=int(row.n_trials or 0),
         n_finished=int(row.n_finished or 0),
         n_failed=int(row.n_failed or 0),

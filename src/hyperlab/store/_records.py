@@ -13,11 +13,40 @@ from hyperlab.config import ExperimentOptions
 from hyperlab.errors import ConfigError
 from hyperlab.trial import ExperimentStatus, Mode, TrialStatus
 
-__all__ = ["HEARTBEAT_INTERVAL", "ExperimentRecord", "ExperimentSummary", "TrialEvent"]
+__all__ = [
+    "HEARTBEAT_INTERVAL",
+    "LEASE_TTL",
+    "ExperimentRecord",
+    "ExperimentSummary",
+    "TrialEvent",
+    "process_gone",
+]
 
 
 HEARTBEAT_INTERVAL = 5.0
-"""Seconds between a driver's heartbeats; a driver three beats late counts as gone."""
+"""Seconds between a driver's heartbeats, each of which renews its lease."""
+
+LEASE_TTL = 30.0
+"""Seconds a driver's lease lasts past its last heartbeat; then another driver may take over."""
+
+
+def process_gone(host: str | None, pid: int | None) -> bool:
+    """True when ``pid`` ran on this machine and no process has that id now.
+
+    A process on another machine, or one that exists (maybe another one reusing the id), is
+    not known to be gone: its lease must expire instead.
+    """
+    if pid is None or host != socket.gethostname() or os.name != "posix":
+        return False
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, but another user's
+        return False
+    return False
 
 
 @dataclass(frozen=True)
@@ -25,21 +54,30 @@ class ExperimentRecord:
     """One experiment as stored.
 
     Attributes:
-        id: Short id, 8 lowercase letters or digits (the store accepts up to 32 characters).
+        id: Up to 32 letters, digits, ``_``, ``-`` or ``.`` (hyperlab makes 8 lowercase letters
+            and digits).
         name: The user's name for it, if any.
         status: See ``ExperimentStatus``.
         options: How it runs (metric, mode, tuner, budget...), parsed when the row is read.
         space: The search space as NNI JSON; opaque to the store.
         seed: The experiment seed every random stream derives from.
         objective: The cloudpickled objective, if it can be pickled; opaque to the store.
+        created_at: When it was created (seconds since the epoch).
         objective_ref: Where the objective comes from, for people (``module:function``, or the
             command and its folder).
+        objective_path: The folder the objective's module was imported from, put on
+            ``sys.path`` again to unpickle it on ``resume`` (None for ``__main__``).
         tuner: The cloudpickled tuner, for a tuner given as an instance (so that ``resume``
             rebuilds it as it was); None for one given by name or class.
-        created_at / started_at / finished_at: Seconds since the epoch, or None.
-        error: Why the experiment ended in ERROR.
-        driver_host / driver_pid: Where the driver that runs it lives.
-        heartbeat_at: When that driver last said it was alive.
+        started_at: When a driver first ran it; stays the first start across resumes.
+        finished_at: When it last ended.
+        error: Why it ended in ERROR.
+        driver_host / driver_pid: Where the driver that ran it last lives (or lived).
+        heartbeat_at: When that driver last renewed its lease.
+        lease_owner: The id of the driver holding the lease, None when no driver holds it.
+        lease_expires_at: When that lease runs out unless renewed.
+        elapsed: Experiment time spent so far: seconds while some driver ran it, summed over
+            resumes (what ``max_duration`` limits), as of the last heartbeat.
     """
 
     id: str
@@ -51,6 +89,7 @@ class ExperimentRecord:
     objective: bytes | None
     created_at: float
     objective_ref: str | None = None
+    objective_path: str | None = None
     tuner: bytes | None = None
     started_at: float | None = None
     finished_at: float | None = None
@@ -58,36 +97,42 @@ class ExperimentRecord:
     driver_host: str | None = None
     driver_pid: int | None = None
     heartbeat_at: float | None = None
+    lease_owner: str | None = None
+    lease_expires_at: float | None = None
+    elapsed: float = 0.0
 
     def driver_alive(self, now: float | None = None) -> bool:
-        """True when a driver runs the experiment now, so that it will apply control requests.
-
-        On the driver's host the driver's process must exist; elsewhere (a shared PostgreSQL
-        store) its heartbeat must be younger than three heartbeat intervals.
-        """
-        if self.status.is_finished() or self.driver_pid is None:
+        """True while a driver holds a live lease on the experiment, so that it will apply
+        control requests: the lease has not run out, and its driver, if it ran on this
+        machine, still exists."""
+        if self.lease_owner is None or self.lease_expires_at is None:
             return False
-        if self.driver_host == socket.gethostname() and os.name == "posix":
-            if self.driver_pid == os.getpid():
-                return True
-            try:
-                os.kill(self.driver_pid, 0)
-            except ProcessLookupError:
-                return False
-            except PermissionError:  # alive, but another user's
-                return True
-            return True
         now = time.time() if now is None else now
-        return now - (self.heartbeat_at or 0.0) < 3 * HEARTBEAT_INTERVAL
+        if self.lease_expires_at <= now:
+            return False
+        return not process_gone(self.driver_host, self.driver_pid)
+
+    @property
+    def driver_lost(self) -> bool:
+        """True when the status says a driver runs it but none does (it was killed, or its
+        machine went away): shown as ``RUNNING (driver lost)``."""
+        driven = self.status in (ExperimentStatus.RUNNING, ExperimentStatus.NO_MORE_TRIAL)
+        return driven and not self.driver_alive()
+
+    @property
+    def shown_status(self) -> str:
+        """The status as people should read it: ``RUNNING (driver lost)`` when no driver runs
+        an experiment that says RUNNING."""
+        return f"{self.status} (driver lost)" if self.driver_lost else str(self.status)
 
     def check_not_running(self) -> None:
-        """ConfigError if a driver (other than one in this process) runs the experiment now."""
+        """ConfigError naming the driver if one (other than in this process) runs it now."""
         here = self.driver_host == socket.gethostname()
         if not self.driver_alive() or (here and self.driver_pid == os.getpid()):
             return
         where = "" if here else f" on {self.driver_host}"
         raise ConfigError(
-            f"experiment {self.id} is still running{where} (driver pid {self.driver_pid}); "
+            f"experiment {self.id} is being run by a driver{where} (pid {self.driver_pid}); "
             f"stop it first: hyperlab stop {self.id}"
         )
 
@@ -98,8 +143,10 @@ class ExperimentSummary:
 
     Attributes:
         mode: Which way its values are better.
+        elapsed: Experiment time spent so far (seconds, summed over its drivers' runs).
+        driver_lost: It says RUNNING (or NO_MORE_TRIAL) but no driver holds its lease.
         n_trials: All trials.
-        n_finished: Trials in any finished status (``TrialStatus.is_finished()``).
+        n_finished: Trials that ended on their own (not SYS_CANCELED: interrupted ones re-run).
         n_failed: Trials in FAILED.
         n_running: Trials in RUNNING.
         best_value: The best ``value`` of the SUCCEEDED trials (by ``mode``); None when no
@@ -114,6 +161,8 @@ class ExperimentSummary:
     created_at: float
     started_at: float | None
     finished_at: float | None
+    elapsed: float
+    driver_lost: bool
     n_trials: int
     n_finished: int
     n_failed: int

@@ -78,6 +78,7 @@ experiments = Table(
     Column("seed", BigInteger, nullable=False),
     Column("objective", LargeBinary),
     Column("objective_ref", Text),  # since version 2
+    Column("objective_path", Text),  # since version 2: the folder its module was imported from
     Column("tuner", LargeBinary),  # since version 2
     Column("created_at", Double, nullable=False),
     Column("started_at", Double),
@@ -86,6 +87,9 @@ experiments = Table(
     Column("driver_host", String(255)),
     Column("driver_pid", Integer),
     Column("heartbeat_at", Double),
+    Column("lease_owner", String(64)),  # since version 2: the driver that holds the lease
+    Column("lease_expires_at", Double),  # since version 2
+    Column("elapsed", Double),  # since version 2: experiment time spent so far (seconds)
     Index("ix_experiments_created_at", "created_at"),
 )
 
@@ -226,10 +230,18 @@ def _add_column(conn: Connection, table: Table, name: str) -> None:
 
 
 def _v1_to_v2(conn: Connection) -> int:
-    """``objective_ref`` moves out of the options into a column; a tuner instance gets one;
-    control outcomes get ``applied`` instead of the message prefix ``"error: "``."""
-    _add_column(conn, experiments, "objective_ref")
-    _add_column(conn, experiments, "tuner")
+    """``objective_ref`` moves out of the options into a column; a tuner instance, the
+    objective's folder, the driver's lease and the time spent get columns; control outcomes
+    get ``applied`` instead of the message prefix ``"error: "``."""
+    for column in (
+        "objective_ref",
+        "objective_path",
+        "tuner",
+        "lease_owner",
+        "lease_expires_at",
+        "elapsed",
+    ):
+        _add_column(conn, experiments, column)
     _add_column(conn, controls, "applied")
     for experiment_id, config in conn.execute(select(experiments.c.id, experiments.c.config)):
         if isinstance(config, dict) and "objective_ref" in config:

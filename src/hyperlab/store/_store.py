@@ -20,26 +20,35 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-from sqlalchemy import Text, bindparam, cast, delete, insert, select
+from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from hyperlab.config import ExperimentOptions, describe_validation_error, parse_stored_options
 from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError, TrialNotFound
 from hyperlab.store._buffer import WriteBuffer
-from hyperlab.store._codec import dumps, loads
+from hyperlab.store._codec import dumps
 from hyperlab.store._controls import (
     Control,
     ControlOutcome,
     ControlRequest,
-    UnreadableRequest,
-    parse_request,
 )
 from hyperlab.store._engine import WRITE, create_store_engine, describe_error
+from hyperlab.store._lease import Lease, LeaseLost
+from hyperlab.store._lease import acquire as acquire_lease
+from hyperlab.store._lease import check as check_leases
+from hyperlab.store._lease import release as release_lease
+from hyperlab.store._lease import renew as renew_lease
 from hyperlab.store._paths import experiment_dir
 from hyperlab.store._queries import LIST_EXPERIMENTS, summary_from_row
-from hyperlab.store._records import ExperimentRecord, ExperimentSummary, TrialEvent
+from hyperlab.store._records import LEASE_TTL, ExperimentRecord, ExperimentSummary, TrialEvent
+from hyperlab.store._rows import (
+    best_number_query,
+    experiment_row,
+    options_from_row,
+    read_trials,
+    record_from_row,
+    request_from_row,
+)
 from hyperlab.store._schema import (
     controls,
     ensure_schema,
@@ -48,8 +57,8 @@ from hyperlab.store._schema import (
     trial_events,
     trials,
 )
-from hyperlab.store._urls import MEMORY_URL, mask_url, resolve_storage
-from hyperlab.trial import ExperimentStatus, Mode, Report, Trial, TrialStatus
+from hyperlab.store._urls import MEMORY_URL, StorageTarget, mask_url, resolve_storage
+from hyperlab.trial import Mode, Report, Trial, TrialStatus
 
 __all__ = ["ID_ALPHABET", "Store"]
 
@@ -83,18 +92,21 @@ class Store:
     """
 
     def __init__(
-        self, engine: Engine, url: str, *, memory: bool, clock: Callable[[], float]
+        self, engine: Engine, target: StorageTarget, *, clock: Callable[[], float]
     ) -> None:
         """Use ``Store.open``."""
-        self.url = url
+        self.url = target.url
         self._engine = engine
-        self._where = mask_url(url)
+        self._where = mask_url(target.url)
         self._clock = clock
         self._lock: contextlib.AbstractContextManager[Any] = (
-            threading.RLock() if memory else contextlib.nullcontext()
+            threading.RLock() if target.kind == "memory" else contextlib.nullcontext()
         )
         self._buffer = WriteBuffer(engine.dialect, clock)
         self._closed = False
+        self._leases: dict[str, str] = {}  # experiment id -> the owner id this store holds
+        self._path = target.path
+        self._file = _file_id(target.path)
 
     @classmethod
     def open(
@@ -132,7 +144,7 @@ class Store:
         except BaseException:
             engine.dispose()
             raise
-        return cls(engine, target.url, memory=target.kind == "memory", clock=clock)
+        return cls(engine, target, clock=clock)
 
     def close(self) -> None:
         """Flush pending rows and release the database; later calls raise ``StoreError``."""
@@ -172,24 +184,7 @@ class Store:
                 "experiment id: expected 1 to 32 letters, digits, '_', '-' or '.', starting "
                 f"with a letter or digit, got {rec.id!r}"
             )
-        row = {
-            "id": rec.id,
-            "name": rec.name,
-            "status": ExperimentStatus(rec.status).value,
-            "config": rec.options.model_dump(mode="json"),
-            "space": rec.space,
-            "seed": int(rec.seed),
-            "objective": rec.objective,
-            "objective_ref": rec.objective_ref,
-            "tuner": rec.tuner,
-            "created_at": rec.created_at,
-            "started_at": rec.started_at,
-            "finished_at": rec.finished_at,
-            "error": rec.error,
-            "driver_host": rec.driver_host,
-            "driver_pid": rec.driver_pid,
-            "heartbeat_at": rec.heartbeat_at,
-        }
+        row = experiment_row(rec)
         dumps(row["config"])  # a TypeError here, not a StoreError later
         dumps(rec.space)
         with self._write("create experiment") as conn:
@@ -208,30 +203,45 @@ class Store:
             row = conn.execute(select(experiments).where(experiments.c.id == experiment_id)).first()
         if row is None:
             raise self._not_found(experiment_id)
-        return ExperimentRecord(
-            id=row.id,
-            name=row.name,
-            status=ExperimentStatus(row.status),
-            options=self._options(row.id, row.config),
-            space=row.space,
-            seed=row.seed,
-            objective=None if row.objective is None else bytes(row.objective),
-            objective_ref=row.objective_ref,
-            tuner=None if row.tuner is None else bytes(row.tuner),
-            created_at=row.created_at,
-            started_at=row.started_at,
-            finished_at=row.finished_at,
-            error=row.error,
-            driver_host=row.driver_host,
-            driver_pid=row.driver_pid,
-            heartbeat_at=row.heartbeat_at,
+        return record_from_row(row, self._where)
+
+    def resolve(self, experiment: str) -> str:
+        """The id of the experiment that ``experiment`` names: its id, or its name when no
+        other experiment has that name.
+
+        Raises:
+            ExperimentNotFound: no experiment has this id or name.
+            ConfigError: several experiments have this name; the message lists their ids.
+        """
+        by_id = experiments.c.id == experiment
+        query = select(experiments.c.id, experiments.c.created_at).where(
+            by_id | (experiments.c.name == experiment)
         )
+        with self._read() as conn:
+            found = conn.execute(query.order_by(experiments.c.created_at)).all()
+        ids = [row.id for row in found]
+        if experiment in ids:
+            return experiment
+        if not ids:
+            raise ExperimentNotFound(
+                f"no experiment with id or name {experiment!r} in {self._where}"
+            )
+        if len(ids) > 1:
+            raise ConfigError(
+                f"the name {experiment!r} is shared by experiments {', '.join(ids)} (oldest "
+                "first) in {self._where}; give one of their ids".replace(
+                    "{self._where}", self._where
+                )
+            )
+        return ids[0]
 
     def list_experiments(self) -> list[ExperimentSummary]:
         """Every experiment with counts of its trials, newest first, in one query."""
         with self._read() as conn:
             rows = conn.execute(LIST_EXPERIMENTS).all()
-        return [summary_from_row(row, self._options(row.id, row.config)) for row in rows]
+        return [
+            summary_from_row(row, options_from_row(row.id, row.config, self._where)) for row in rows
+        ]
 
     def new_experiment_id(self) -> str:
         """A fresh id (8 lowercase letters and digits) that no experiment here has yet."""
@@ -318,16 +328,84 @@ class Store:
     def flush(self) -> None:
         """Write every buffered row in one transaction; a no-op when nothing is pending.
 
+        Before writing, it checks that the SQLite file is still the one it opened, and that
+        this store still holds the leases it took (``acquire_lease``).
+
         Raises:
+            LeaseLost: an experiment's lease is held by another driver now (or the experiment
+                was deleted): that experiment's rows are dropped, the others stay buffered.
             StoreError: when the transaction fails; nothing of it is written, and the rows
-                stay buffered for the next flush.
+                stay buffered for the next flush; or the SQLite file was deleted or replaced.
         """
         count = len(self._buffer)
         if not count:
             return
+        self._check_file(count)
         with self._write(f"write {count} pending rows (kept for the next flush)") as conn:
-            self._buffer.write(conn)
+            lost = check_leases(conn, dict(self._leases))
+            if not lost:
+                self._buffer.write(conn)
+        if lost:
+            for experiment_id in lost:
+                self._buffer.drop(experiment_id)
+                del self._leases[experiment_id]
+            raise LeaseLost(
+                f"experiment {', '.join(lost)}: this driver no longer holds its lease (another "
+                "driver took over after it expired, or the experiment was deleted); its last "
+                "rows were not written"
+            )
         self._buffer.clear()
+
+    # ---- the driver's lease: committed at once --------------------------------------------
+
+    def acquire_lease(
+        self, experiment_id: str, *, owner: str, pid: int | None = None, ttl: float = LEASE_TTL
+    ) -> Lease:
+        """Take the experiment's lease for the driver ``owner`` (this process by default).
+
+        From now on every ``flush`` of this store checks the lease is still held before it
+        writes the experiment's rows (fencing). Pending control requests sent to an earlier
+        driver are answered as not applied.
+
+        Raises:
+            ExperimentBusy: a live driver holds the lease (its message names the driver).
+            ExperimentNotFound: there is no such experiment.
+        """
+        with self._write("take the experiment's lease") as conn:
+            if not _exists(conn, experiment_id):
+                raise self._not_found(experiment_id)
+            lease = acquire_lease(
+                conn,
+                experiment_id,
+                owner=owner,
+                pid=os.getpid() if pid is None else pid,
+                now=self._clock(),
+                ttl=ttl,
+            )
+        self._leases[experiment_id] = owner
+        return lease
+
+    def renew_lease(self, lease: Lease, *, elapsed: float, ttl: float = LEASE_TTL) -> bool:
+        """Extend ``lease``, recording a heartbeat and the experiment time spent so far.
+
+        Callable from any thread (a watchdog renews while the driver's thread is busy).
+
+        Returns:
+            False when the lease was lost: another driver holds it now, or the experiment is
+            gone. The caller must stop writing.
+        """
+        self._check_file(0)
+        with self._write("renew the experiment's lease") as conn:
+            kept = renew_lease(conn, lease, now=self._clock(), ttl=ttl, elapsed=elapsed)
+        if not kept:
+            self._leases.pop(lease.experiment_id, None)
+        return kept
+
+    def release_lease(self, lease: Lease, *, elapsed: float) -> None:
+        """Give ``lease`` up, recording the experiment time spent; flush first."""
+        with self._write("release the experiment's lease") as conn:
+            release_lease(conn, lease, now=self._clock(), elapsed=elapsed)
+        self._leases.pop(lease.experiment_id, None)
 
     # ---- reads ---------------------------------------------------------------------------
 
@@ -341,13 +419,11 @@ class Store:
         Raises:
             ExperimentNotFound: when there is no such experiment.
         """
-        query = select(*_TRIAL_COLUMNS).where(trials.c.experiment_id == experiment_id)
         with self._read() as conn:
-            rows = conn.execute(query.order_by(trials.c.number)).all()
-            if not rows and not _exists(conn, experiment_id):
+            found = read_trials(conn, experiment_id, reports=reports)
+            if not found and not _exists(conn, experiment_id):
                 raise self._not_found(experiment_id)
-            by_number = self._reports(conn, experiment_id, None) if reports and rows else {}
-        return [_trial_from_row(row, by_number.get(row.number, ())) for row in rows]
+        return found
 
     def get_best_trial(self, experiment_id: str, mode: Mode | str = Mode.MIN) -> Trial | None:
         """The succeeded trial with the best value by ``mode``, with its reports; the earliest
@@ -356,24 +432,12 @@ class Store:
         Raises:
             ExperimentNotFound: when there is no such experiment.
         """
-        value = trials.c.value.desc() if Mode(mode) is Mode.MAX else trials.c.value.asc()
-        query = (
-            select(trials.c.number)
-            .where(
-                trials.c.experiment_id == experiment_id,
-                trials.c.status == TrialStatus.SUCCEEDED.value,
-                trials.c.value.is_not(None),
-            )
-            .order_by(value, trials.c.number)
-            .limit(1)
-        )
         with self._read() as conn:
-            number = conn.execute(query).scalar()
-            if number is None:
-                if not _exists(conn, experiment_id):
-                    raise self._not_found(experiment_id)
-                return None
-        return self.get_trial(experiment_id, number)
+            number = conn.execute(best_number_query(experiment_id, Mode(mode))).scalar()
+            found = [] if number is None else read_trials(conn, experiment_id, number=number)
+            if not found and not _exists(conn, experiment_id):
+                raise self._not_found(experiment_id)
+        return found[0] if found else None
 
     def get_trial(self, experiment_id: str, number: int) -> Trial:
         """One trial with its reports.
@@ -382,19 +446,15 @@ class Store:
             ExperimentNotFound: when there is no such experiment.
             TrialNotFound: when the experiment has no trial ``number``.
         """
-        query = select(*_TRIAL_COLUMNS).where(
-            trials.c.experiment_id == experiment_id, trials.c.number == number
-        )
         with self._read() as conn:
-            row = conn.execute(query).first()
-            if row is None:
+            found = read_trials(conn, experiment_id, number=number)
+            if not found:
                 if not _exists(conn, experiment_id):
                     raise self._not_found(experiment_id)
                 raise TrialNotFound(
                     f"no trial {number} in experiment {experiment_id!r} in {self._where}"
                 )
-            by_number = self._reports(conn, experiment_id, number)
-        return _trial_from_row(row, by_number.get(number, ()))
+        return found[0]
 
     def get_trial_events(self, experiment_id: str, number: int | None = None) -> list[TrialEvent]:
         """Status changes of the experiment's trials (or of trial ``number``), oldest first.
@@ -449,7 +509,7 @@ class Store:
             rows = conn.execute(_PENDING_CONTROLS, {"experiment_id": experiment_id}).all()
         finished = self._buffer.controls
         return [
-            Control(control_id, experiment_id, _request(kind, payload), created_at)
+            Control(control_id, experiment_id, request_from_row(kind, payload), created_at)
             for control_id, kind, payload, created_at in rows
             if control_id not in finished
         ]
@@ -464,22 +524,13 @@ class Store:
             row = conn.execute(select(controls).where(controls.c.id == control_id)).first()
         if row is None:
             raise StoreError(f"no control request {control_id} in {self._where}")
-        request = _request(row.kind, row.payload)
+        request = request_from_row(row.kind, row.payload)
         outcome = None
         if row.applied_at is not None:
             outcome = ControlOutcome(bool(row.applied), row.outcome or "")
         return Control(row.id, row.experiment_id, request, row.created_at, row.applied_at, outcome)
 
     # ---- helpers -------------------------------------------------------------------------
-
-    def _options(self, experiment_id: str, config: Any) -> ExperimentOptions:
-        try:
-            return parse_stored_options(config if isinstance(config, dict) else {})
-        except ValidationError as exc:
-            raise StoreError(
-                f"experiment {experiment_id!r} in {self._where} has options this hyperlab "
-                f"cannot read: {describe_validation_error(exc)}"
-            ) from None
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Connection]:
@@ -507,83 +558,32 @@ class Store:
         if self._closed:
             raise StoreError(f"store {self._where} is closed")
 
+    def _check_file(self, pending: int) -> None:
+        """StoreError if the SQLite file this store opened is no longer the file at its path
+        (deleted, or replaced by another): writing on would keep nothing."""
+        if self._path is None or _file_id(self._path) == self._file:
+            return
+        lost = f"; {pending} rows waiting to be written are lost" if pending else ""
+        raise StoreError(
+            f"the store file {self._path} was deleted or replaced while in use{lost}; "
+            "nothing more can be kept there"
+        )
+
     def _not_found(self, experiment_id: str) -> ExperimentNotFound:
         return ExperimentNotFound(f"no experiment {experiment_id!r} in {self._where}")
 
-    @staticmethod
-    def _reports(
-        conn: Connection, experiment_id: str, number: int | None
-    ) -> dict[int, tuple[Report, ...]]:
-        query = select(reports.c.number, *_REPORT_COLUMNS).where(
-            reports.c.experiment_id == experiment_id
-        )
-        if number is not None:
-            query = query.where(reports.c.number == number)
-        query = query.order_by(reports.c.number, *_REPORT_COLUMNS[:2], reports.c.time, reports.c.id)
-        grouped: dict[int, list[Report]] = {}
-        for n, attempt, step, metrics, at in conn.execute(query):
-            grouped.setdefault(n, []).append(Report(step, metrics, at, attempt))
-        return {n: tuple(items) for n, items in grouped.items()}
 
-
-def _request(kind: str, payload: Any) -> ControlRequest | UnreadableRequest:
+def _file_id(path: Path | None) -> tuple[int, int] | None:
+    """The (device, inode) of a file, None if there is none (or no path)."""
+    if path is None:
+        return None
     try:
-        return parse_request(kind, payload)
-    except ConfigError as exc:
-        return UnreadableRequest(kind, str(exc))
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _exists(conn: Connection, experiment_id: str) -> bool:
     query = select(experiments.c.id).where(experiments.c.id == experiment_id)
     return conn.execute(query).first() is not None
-
-
-# The trial columns in ``Trial``'s field order; JSON is read as text and decoded by
-# ``_trial_from_row`` (cheaper than SQLAlchemy's JSON type, on the path that loads results).
-_TRIAL_COLUMNS = (
-    trials.c.experiment_id,
-    trials.c.number,
-    cast(trials.c.params, Text).label("params"),
-    trials.c.status,
-    trials.c.attempt,
-    trials.c.value,
-    cast(trials.c.metrics, Text).label("metrics"),
-    trials.c.error,
-    trials.c.seed,
-    trials.c.created_at,
-    trials.c.started_at,
-    trials.c.finished_at,
-)
-_STATUSES = {status.value: status for status in TrialStatus}
-
-
-def _trial_from_row(row: Any, trial_reports: tuple[Report, ...]) -> Trial:
-    (
-        experiment_id,
-        number,
-        params,
-        status,
-        attempt,
-        value,
-        metrics,
-        error,
-        seed,
-        created,
-        started,
-        finished,
-    ) = row
-    return Trial(
-        experiment_id,
-        number,
-        loads(params),
-        _STATUSES[status],
-        attempt,
-        value,
-        loads(metrics),
-        trial_reports,
-        error,
-        seed,
-        created,
-        started,
-        finished,
-    )

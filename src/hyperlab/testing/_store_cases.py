@@ -367,6 +367,8 @@ class RecordCases:
             created_at=100.0,
             started_at=None,
             finished_at=None,
+            elapsed=0.0,
+            driver_lost=False,
             n_trials=7,
             n_finished=5,
             n_failed=1,
@@ -377,6 +379,7 @@ class RecordCases:
         assert by_id["maxexp01"].best_value == 5.0
         assert by_id["maxexp01"].started_at == 301.0
         assert by_id["maxexp01"].status is ExperimentStatus.RUNNING
+        assert by_id["maxexp01"].driver_lost  # RUNNING, and no driver holds its lease
         empty = by_id["emptyexp"]
         assert (empty.n_trials, empty.n_finished, empty.n_failed, empty.n_running) == (0, 0, 0, 0)
         assert empty.best_value is None and empty.max_trials is None

@@ -5,8 +5,9 @@ A trial's folder holds what it needs and what it leaves::
     trials/<number>/
       parameter.json   its params, in NNI's format ({"parameter_id", "parameters", ...})
       metrics.jsonl    its channel: one tagged JSON line per report ("report" or "final")
-      stdout.log       what the command printed
-      stderr.log       its errors (the last lines become the error of a failed trial)
+      stdout.log       what the command printed (its head and tail past ``max_log_bytes``)
+      stderr.log       its errors (the last lines become the error of a failed trial), capped
+                       likewise
       group.json       its process group, so a resumed experiment can stop an orphaned attempt
 
 Inside the command, ``hyperlab.get_params()``, ``report()``, ``trial_dir()``, ``trial_seed()``
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperlab.errors import ConfigError
+from hyperlab.executors._command._logs import CappedLog, open_for_trial
 from hyperlab.executors._command._orphans import record_group, stop_leftover_group
 from hyperlab.executors._command._run import CHANNEL_FILE, CommandRun, Ending, parse_line, tail
 from hyperlab.executors.base import (
@@ -116,6 +118,13 @@ class CommandExecutor(Executor):
     When the shell exits by itself, whatever is left of its group is killed; ``close`` leaves
     no process of any trial.
 
+    The command writes its logs itself (appending; its output never passes through the
+    driver). With ``max_log_bytes``, a log that grows past it is trimmed to its first and
+    its last bytes, with a line between them saying how many were dropped: while the trial
+    runs (its size is looked at twice a second) and once more when it ends, so the final file
+    holds at most ``max_log_bytes`` of output plus that line. A few bytes written while a
+    trim copies the tail may be lost; see ``hyperlab.executors._command._logs``.
+
     A driver killed by SIGKILL cannot clean up: its command trials then run on to their end.
     """
 
@@ -182,22 +191,37 @@ class CommandExecutor(Executor):
         (folder / PARAMS_FILE).write_text(json.dumps(document, default=json_default))
         (folder / CHANNEL_FILE).write_bytes(b"")  # a retried trial starts with an empty channel
         env = self._environment(spec, folder)
-        with open(folder / STDOUT_FILE, "wb") as out, open(folder / STDERR_FILE, "wb") as err:
+        outputs: list[int] = []  # the trial's stdout and stderr, appended to (see _logs)
+        logs: list[CappedLog] = []
+        try:
+            for name in (STDOUT_FILE, STDERR_FILE):
+                outputs.append(open_for_trial(folder / name))
+                if self.max_log_bytes is not None:
+                    logs.append(CappedLog(folder / name, self.max_log_bytes))
             process = subprocess.Popen(
                 self.objective.command,
                 shell=True,
                 cwd=self.objective.code_dir,
                 env=env,
                 stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
+                stdout=outputs[0],
+                stderr=outputs[1],
                 start_new_session=True,
             )
+        except BaseException:
+            for log in logs:
+                log.close()
+            raise
+        finally:
+            for fd in outputs:
+                os.close(fd)
         record_group(folder, process.pid)
         self._pending.append(Started(spec.number, time.time()))
         try:
-            return CommandRun(spec, folder, process)
+            return CommandRun(spec, folder, process, logs)
         except OSError:
+            for log in logs:
+                log.close()
             with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()
@@ -260,6 +284,7 @@ class CommandExecutor(Executor):
                 if self._check_end(run):
                     delivered += 1
             self._enforce_limits()
+            self._cap_logs()
             remaining = end - time.monotonic()
             if delivered or remaining <= 0:
                 return
@@ -318,6 +343,8 @@ class CommandExecutor(Executor):
         if run.ending is not None and not stuck and run.group_alive():
             return False
         self._read_channel(run)
+        for log in run.logs:  # within the cap now, before the error quotes stderr's end
+            log.finish()
         run.close()
         del self._runs[run.spec.number]
         self.listener(self._outcome(run, run.code))
@@ -358,6 +385,13 @@ class CommandExecutor(Executor):
                 self._terminate(run, Ending.TIMEOUT)
             elif run.kill_at is not None and run.kill_at <= now:
                 self._kill(run)
+
+    def _cap_logs(self) -> None:
+        """Trim the logs grown past ``max_log_bytes`` (each looks at its size twice a second)."""
+        now = time.monotonic()
+        for run in self._runs.values():
+            for log in run.logs:
+                log.check(now)
 
     def _kill(self, run: CommandRun) -> None:
         run.signal(signal.SIGKILL)

@@ -8,8 +8,10 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+from hyperlab.executors._command._logs import CappedLog
 from hyperlab.executors.base import TrialSpec
 
 __all__ = ["CHANNEL_FILE", "CommandRun", "Ending", "group_runs", "parse_line", "tail"]
@@ -37,6 +39,7 @@ class CommandRun:
         "give_up_at",
         "kill_at",
         "last",
+        "logs",
         "pidfd",
         "process",
         "reader",
@@ -44,10 +47,17 @@ class CommandRun:
         "spec",
     )
 
-    def __init__(self, spec: TrialSpec, folder: Path, process: subprocess.Popen) -> None:
+    def __init__(
+        self,
+        spec: TrialSpec,
+        folder: Path,
+        process: subprocess.Popen,
+        logs: Sequence[CappedLog] = (),
+    ) -> None:
         self.spec = spec
         self.folder = folder
         self.process = process
+        self.logs = tuple(logs)  # its stdout.log and stderr.log, when they are capped
         self.reader = open(folder / CHANNEL_FILE, "rb", buffering=0)  # noqa: SIM115
         self.buffer = b""
         self.last: dict | None = None
@@ -102,6 +112,8 @@ class CommandRun:
     def close(self) -> None:
         self.reader.close()
         self.close_pidfd()
+        for log in self.logs:
+            log.close()
 
 
 def parse_line(line: bytes) -> tuple[str, float, int | None, dict] | None:

@@ -1,0 +1,214 @@
+"""The functions of the Python API: ``run``, ``resume`` and ``load``.
+
+```python
+import hyperlab
+
+def objective(params):
+    return (params["x"] - 2) ** 2 + params["y"]
+
+space = {"x": hyperlab.uniform(-5, 5), "y": hyperlab.choice(0, 1)}
+result = hyperlab.run(objective, space, max_trials=50)
+print(result.best_params, result.best_value)
+```
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from hyperlab.config import GpuConfig, validate_options
+from hyperlab.executors.base import DEFAULT_MAX_LOG_BYTES
+from hyperlab.experiment._experiment import Experiment
+from hyperlab.experiment._result import Result
+from hyperlab.experiment._setup import load_objective
+from hyperlab.space import SearchSpace
+from hyperlab.store import Store
+from hyperlab.trial import Mode
+from hyperlab.tuners.base import Tuner
+
+__all__ = ["load", "resume", "run"]
+
+
+def run(
+    objective: Callable[..., Any],
+    space: SearchSpace | Mapping[str, Any] | str | os.PathLike,
+    *,
+    metric: str | None = None,
+    mode: Mode | Literal["min", "max"] = Mode.MIN,
+    tuner: str | type[Tuner] | Tuner = "random",
+    tuner_args: dict[str, Any] | None = None,
+    max_trials: int | None = None,
+    max_duration: float | str | None = None,
+    concurrency: int = 1,
+    executor: str = "inprocess",
+    trial_timeout: float | str | None = None,
+    max_failed_trials: int | None = None,
+    continue_on_failure: bool = True,
+    fail_fast: bool | int = True,
+    storage: str | os.PathLike | None = None,
+    seed: int | None = None,
+    name: str | None = None,
+    gpus: GpuConfig | Mapping[str, Any] | None = None,
+    working_dir: str | os.PathLike | None = None,
+    max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
+    progress: bool | float | None = None,
+    resume: str | None = None,
+) -> Result:
+    """Run an experiment to its end and return its ``Result``.
+
+    Args:
+        objective: ``f(params) -> float | dict``, a generator yielding intermediate results,
+            ``f(params, reporter)`` (Ray Tune style), or any function calling
+            ``hyperlab.report``.
+        space: A ``SearchSpace``, a dict of parameters (builders or NNI specs), or a path to
+            an NNI search-space JSON file.
+        metric: Which reported metric is the objective; defaults to ``default`` or the only one.
+        mode: ``"min"`` or ``"max"``.
+        tuner: A tuner name (``"random"``, ``"tpe"``, NNI's ``"TPE"``, ``"GridSearch"``...; see
+            ``hyperlab.tuners.tuner_names()``), a ``"package.module:Class"`` path, a ``Tuner``
+            subclass, or a ``Tuner`` instance built for this ``space`` and ``mode`` (it is
+            stored as it is before its first trial, so ``resume`` rebuilds it).
+        tuner_args: Keyword arguments for the tuner's constructor (not with an instance).
+        max_trials: Trials to create at most. A budget (this, ``max_duration`` or a finite
+            grid) is required.
+        max_duration: Experiment time, summed over resumes: seconds, or ``"90s"``, ``"30m"``,
+            ``"2h"``; running trials are cancelled (SYS_CANCELED) when it is reached.
+        concurrency: Trials at once.
+        executor: ``"inprocess"``, ``"threads"`` or ``"processes"``.
+        trial_timeout: A trial running longer is FAILED.
+        max_failed_trials: Consecutive failures that end the experiment in ERROR (default 10).
+        continue_on_failure: False ends the experiment at the first failed trial.
+        fail_fast: While no trial has succeeded, end the experiment in ERROR as soon as the
+            first ``max(3, concurrency)`` trials (or this many, given a number) all failed
+            the same way; False never does.
+        storage: ``None`` for ``$HYPERLAB_HOME/hyperlab.db``, ``":memory:"``, a
+            ``sqlite:///`` URL or a ``postgresql://`` URL.
+        seed: The experiment seed; every random stream derives from it.
+        name: A name to show in listings.
+        gpus: Place trials on accelerators: ``{"indices": [0, 1] | "auto", "per_trial": 1,
+            "max_trials_per_gpu": 1}``; each trial sees its devices in ``CUDA_VISIBLE_DEVICES``
+            (command and process trials) and ``hyperlab.trial_devices()``.
+        working_dir: Folder for the experiment's files (default: the hyperlab home).
+        max_log_bytes: Cap on each ``stdout.log`` / ``stderr.log`` of a command trial (its
+            head and tail are kept); None keeps everything.
+        progress: False for silence; by default a live bar on a terminal, and a plain line
+            every 30 s (and each tenth of the trials) elsewhere; a number sets those seconds.
+        resume: Continue this experiment (id or unique name) instead of creating one (its
+            stored options are kept; ``max_trials`` and ``max_duration`` given here replace
+            its budget).
+
+    Raises:
+        ConfigError: An option is invalid (nothing is written then).
+        TrialError: No trial succeeded (and some failed), or failures ended the experiment in
+            ERROR. ``exc.result`` is the result, kept in the store; the message quotes the
+            first failure's error and traceback.
+        KeyboardInterrupt: On Ctrl-C, once the experiment is stopped and recorded; it says
+            how to resume (interrupted trials run again).
+    """
+    if resume is not None:
+        return _continue(
+            resume,
+            storage=storage,
+            objective=objective,
+            progress=progress,
+            max_trials=max_trials,
+            max_duration=max_duration,
+        )
+    return Experiment(
+        objective,
+        space,
+        metric=metric,
+        mode=mode,
+        tuner=tuner,
+        tuner_args=tuner_args,
+        max_trials=max_trials,
+        max_duration=max_duration,
+        concurrency=concurrency,
+        executor=executor,
+        trial_timeout=trial_timeout,
+        max_failed_trials=max_failed_trials,
+        continue_on_failure=continue_on_failure,
+        fail_fast=fail_fast,
+        storage=storage,
+        seed=seed,
+        name=name,
+        gpus=gpus,
+        working_dir=working_dir,
+        max_log_bytes=max_log_bytes,
+        progress=progress,
+    ).run()
+
+
+def resume(
+    experiment: str,
+    *,
+    storage: str | os.PathLike | None = None,
+    objective: Callable[..., Any] | None = None,
+    progress: bool | float | None = None,
+    max_trials: int | None = None,
+    max_duration: float | str | None = None,
+) -> Result:
+    """Continue a stopped or crashed experiment from the store alone, and run it to its end.
+
+    Finished trials are replayed into a fresh tuner in number order; trials that were
+    waiting, running or interrupted (SYS_CANCELED) when the last driver ended run again with
+    their params and ``attempt + 1``. ``max_duration`` counts on from the time already spent.
+
+    Args:
+        experiment: The experiment's id, or its name if no other experiment has it.
+        storage: The store that holds it.
+        objective: The objective; by default the one pickled in the store (its module is
+            imported from the folder it was imported from when the experiment was created).
+        progress: As for ``run``.
+        max_trials / max_duration: A new budget, replacing the stored one.
+
+    Raises:
+        ExperimentNotFound: No such experiment in the store.
+        ExperimentBusy: A driver runs it now (the message names its pid and host).
+        ConfigError: Its objective cannot be loaded, or the name is ambiguous.
+        TrialError: As for ``run``.
+    """
+    return _continue(
+        experiment,
+        storage=storage,
+        objective=objective,
+        progress=progress,
+        max_trials=max_trials,
+        max_duration=max_duration,
+    )
+
+
+def _continue(
+    experiment: str,
+    *,
+    storage: str | os.PathLike | None,
+    objective: Callable[..., Any] | None,
+    progress: bool | float | None,
+    max_trials: int | None,
+    max_duration: float | str | None,
+) -> Result:
+    store = Store.open(storage)
+    record = store.get_experiment(store.resolve(experiment))
+    record.check_not_running()
+    stored = record.options.model_dump()
+    if max_trials is not None:
+        stored["max_trials"] = max_trials
+    if max_duration is not None:
+        stored["max_duration"] = max_duration
+    options = validate_options(**stored)
+    if objective is None:
+        objective = load_objective(record)
+    return Experiment._attach(store, record, options, objective, progress, storage).run()
+
+
+def load(experiment: str, storage: str | os.PathLike | None = None) -> Result:
+    """Read an experiment (by id, or unique name), running or finished, without changing it.
+
+    Raises:
+        ExperimentNotFound: No such experiment in the store.
+        ConfigError: The name is shared by several experiments (the message lists their ids).
+    """
+    store = Store.open(storage)
+    return Result.read(store, store.resolve(experiment))
