@@ -34,6 +34,8 @@ from hyperlab.trial import Mode
 
 __all__ = [
     "DEFAULT_MAX_FAILED_TRIALS",
+    "DEFAULT_MAX_LOG_BYTES",
+    "MIN_MAX_LOG_BYTES",
     "AssessorConfig",
     "ExperimentConfig",
     "ExperimentOptions",
@@ -51,6 +53,11 @@ __all__ = [
 
 DEFAULT_MAX_FAILED_TRIALS = 10
 """Consecutive failed trials after which an experiment ends in ERROR, unless set otherwise."""
+
+DEFAULT_MAX_LOG_BYTES = 50 * 1024 * 1024
+"""The cap on each of a trial's ``stdout.log`` and ``stderr.log``, unless set otherwise."""
+MIN_MAX_LOG_BYTES = 1024
+"""The smallest cap ``max_log_bytes`` takes."""
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([smhd]?)\s*$")
@@ -113,7 +120,7 @@ class ExperimentOptions(BaseModel):
     seed: int | None = Field(default=None, ge=0, lt=2**63)
     gpus: GpuConfig | None = None
     working_dir: str | None = None
-    max_log_bytes: int | None = Field(default=50 * 1024 * 1024, ge=1024)
+    max_log_bytes: int | None = Field(default=DEFAULT_MAX_LOG_BYTES, ge=MIN_MAX_LOG_BYTES)
 
     _durations = field_validator("max_duration", "trial_timeout", mode="before")(_duration_field)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from hyperlab.config import Registry
+from hyperlab.config import DEFAULT_MAX_LOG_BYTES, MIN_MAX_LOG_BYTES, Registry
 from hyperlab.errors import ConfigError, HyperlabError
 
 if TYPE_CHECKING:
@@ -41,10 +41,6 @@ __all__ = [
     "executor_names",
     "register_executor",
 ]
-
-DEFAULT_MAX_LOG_BYTES = 50 * 1024 * 1024
-"""The default of ``max_log_bytes`` (the same as ``ExperimentOptions.max_log_bytes``)."""
-MIN_MAX_LOG_BYTES = 1024
 
 
 @dataclass(frozen=True, slots=True)

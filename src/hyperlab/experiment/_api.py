@@ -18,8 +18,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from hyperlab.config import GpuConfig, validate_options
-from hyperlab.executors.base import DEFAULT_MAX_LOG_BYTES
+from hyperlab.config import DEFAULT_MAX_LOG_BYTES, GpuConfig, validate_options
 from hyperlab.experiment._experiment import Experiment
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._setup import load_objective

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import cloudpickle
 
 from hyperlab.config import (
+    DEFAULT_MAX_LOG_BYTES,
     ExperimentConfig,
     ExperimentOptions,
     GpuConfig,
@@ -24,7 +25,7 @@ from hyperlab.config import (
     validate_options,
 )
 from hyperlab.errors import ConfigError, TrialError
-from hyperlab.executors.base import DEFAULT_MAX_LOG_BYTES, Executor
+from hyperlab.executors.base import Executor
 from hyperlab.experiment._driver import Driver
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._setup import (
