@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import time
 
 import pytest
@@ -254,3 +255,29 @@ def test_live_experiment_obeys_nni_updates_and_cancel(tmp_path):
         exp.stop()
         exp.wait(timeout=10)
     assert exp.status is ExperimentStatus.STOPPED
+
+
+def test_a_lost_driver_is_an_error_for_nni_clients(tmp_path):
+    store = Store.open(tmp_path / "runs.db")
+    store.create_experiment(
+        ExperimentRecord(
+            "crashed1",
+            None,
+            ExperimentStatus.RUNNING,
+            options=ExperimentOptions(),
+            space={},
+            seed=1,
+            objective=None,
+            created_at=time.time(),
+            driver_host=socket.gethostname(),
+            driver_pid=2**22 + 4321,  # no such process
+        )
+    )
+    with TestClient(create_app(store, experiment_id="crashed1")) as client:
+        body = client.get(f"{NNI}/check-status").json()
+        assert body["status"] == "ERROR"
+        assert "hyperlab resume crashed1" in body["errors"][0]
+        own = client.get("/api/v1/experiments/crashed1").json()
+        assert own["status"] == "RUNNING" and own["driver_lost"] and not own["driver_alive"]
+        (listed,) = client.get("/api/v1/experiments").json()
+        assert listed["driver_lost"] is True

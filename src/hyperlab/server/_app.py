@@ -227,6 +227,8 @@ def _add_routes(app: FastAPI) -> None:
             driver_pid=record.driver_pid,
             heartbeat_at=record.heartbeat_at,
             driver_alive=record.driver_alive(),
+            driver_lost=record.driver_lost,
+            elapsed=record.elapsed,
             n_trials=len(trials),
             counts=counts,
             best=_best(record, trials),

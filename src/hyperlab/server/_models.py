@@ -43,11 +43,18 @@ class ExperimentSummaryOut(BaseModel):
     id: str
     name: str | None
     status: ExperimentStatus
+    driver_lost: bool = Field(
+        description="It says RUNNING but no driver runs it (killed, or its machine is gone): "
+        "show it as 'RUNNING (driver lost)'; `hyperlab resume` continues it."
+    )
     created_at: float
     started_at: float | None
     finished_at: float | None
+    elapsed: float = Field(description="Experiment time spent so far, summed over resumes (s).")
     n_trials: int = Field(description="All trials.")
-    n_finished: int = Field(description="Trials in a finished status.")
+    n_finished: int = Field(
+        description="Trials that ended on their own (not SYS_CANCELED ones, which re-run)."
+    )
     n_failed: int
     n_running: int
     best_value: float | None = Field(description="Best value of the succeeded trials.")
@@ -84,6 +91,8 @@ class ExperimentOut(BaseModel):
     driver_pid: int | None
     heartbeat_at: float | None
     driver_alive: bool = Field(description="A driver runs it now, so it accepts controls.")
+    driver_lost: bool = Field(description="It says RUNNING but no driver runs it.")
+    elapsed: float = Field(description="Experiment time spent so far, summed over resumes (s).")
     n_trials: int
     counts: dict[TrialStatus, int] = Field(description="Number of trials in each status.")
     best: BestTrialOut | None

@@ -198,6 +198,12 @@ def _positive_int(value: Any, field: str) -> int:
 @router.get("/check-status", response_model=NniStatus, summary="NNI's manager status")
 def check_status(request: Request, record: Selected) -> NniStatus:
     status = str(record.status)
+    if record.driver_lost:  # NNI has no such state: its manager would be gone, an ERROR
+        gone = (
+            f"the experiment's driver (pid {record.driver_pid} on {record.driver_host}) is "
+            f"gone; continue it with `hyperlab resume {record.id}`"
+        )
+        return NniStatus(status="ERROR", errors=[gone])
     if not record.status.is_finished():
         pending = context(request).store.pending_controls(record.id)
         if any(control.kind is ControlKind.STOP for control in pending):
