@@ -113,7 +113,7 @@ def test_run_then_inspect_with_every_reading_command(project, hyperlab_home):
     removed = cli("rm", exp.id, "--yes", home=hyperlab_home)
     assert removed.returncode == 0
     gone = cli("show", exp.id, home=hyperlab_home)
-    assert gone.returncode == 2 and f"no experiment '{exp.id}'" in gone.stderr
+    assert gone.returncode == 2 and f"no experiment with id or name '{exp.id}'" in gone.stderr
 
 
 def test_failed_trials_show_stderr_and_the_experiment_ends_in_error(project, hyperlab_home):
@@ -129,6 +129,7 @@ def test_failed_trials_show_stderr_and_the_experiment_ends_in_error(project, hyp
     exp = only_experiment(hyperlab_home)
     failed = cli("trials", exp.id, "--status", "failed", home=hyperlab_home)
     assert failed.stdout.count("FAILED") == 2
+    assert failed.stdout.count("it broke") == 2  # the error column: its last line
     err = cli("logs", exp.id, "0", "--stderr", home=hyperlab_home)
     assert "it broke" in err.stdout
     assert hyperlab.load(exp.id).trials[0].error.rstrip().endswith("it broke")
@@ -171,7 +172,8 @@ def test_unknown_id_is_one_clear_line(hyperlab_home, command):
         args = [command[0], "zzzzzzzz", *command[1:]]
     out = cli(*args, home=hyperlab_home)
     assert out.returncode == 2
-    assert "no experiment 'zzzzzzzz'" in out.stderr and "Traceback" not in out.stderr
+    assert "no experiment with id or name 'zzzzzzzz'" in out.stderr
+    assert "Traceback" not in out.stderr
 
 
 def test_bad_config_is_one_line_and_writes_nothing(project, hyperlab_home):

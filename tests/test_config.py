@@ -171,3 +171,20 @@ def test_missing_config_file(tmp_path):
 def test_config_model_rejects_unknown_tuner_shape():
     with pytest.raises(ValueError, match="tuner"):
         ExperimentConfig(search_space=SPACE, trial={"command": "x"}, tuner={"nam": "tpe"})
+
+
+def test_a_relative_sqlite_storage_is_relative_to_the_config_file(tmp_path, monkeypatch):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "space.json").write_text('{"x": {"_type": "uniform", "_value": [0, 1]}}')
+    for storage, expected in (
+        ("runs.db", str(folder / "runs.db")),
+        ("sqlite:///data/runs.db", f"sqlite:///{folder / 'data' / 'runs.db'}"),
+        ("sqlite:////abs/runs.db", "sqlite:////abs/runs.db"),
+        ("postgresql://u@h/db", "postgresql://u@h/db"),
+    ):
+        (folder / "c.yml").write_text(
+            f"search_space: space.json\ntrial: {{command: x}}\nmax_trials: 1\nstorage: {storage}\n"
+        )
+        monkeypatch.chdir(tmp_path)  # elsewhere than the config's folder
+        assert load_config(folder / "c.yml").storage == expected

@@ -318,7 +318,25 @@ def _resolve_paths(config: ExperimentConfig, base: Path) -> ExperimentConfig:
         update["search_space"] = str(space_file)
     if config.working_dir is not None:
         update["working_dir"] = str((base / config.working_dir).resolve())
+    if config.storage is not None:
+        update["storage"] = _resolve_storage(config.storage, base)
     return config.model_copy(update=update)
+
+
+def _resolve_storage(storage: str, base: Path) -> str:
+    """A SQLite file given relative in a config file, made relative to the file's folder (as
+    every other path of the file is); anything else as it is."""
+    text = storage.strip()
+    if text == ":memory:":
+        return storage
+    if "://" not in text:
+        path = Path(text).expanduser()
+        return str(path if path.is_absolute() else (base / path).resolve())
+    scheme, _, rest = text.partition(":///")
+    relative = rest and rest[0] != "/" and rest != ":memory:"
+    if scheme.lower() in ("sqlite", "sqlite+pysqlite") and relative:
+        return f"{scheme}:///{(base / rest).resolve()}"
+    return storage
 
 
 # ---- registries: a name in the options picks an implementation ---------------------------

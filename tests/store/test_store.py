@@ -8,9 +8,11 @@ The store's behaviour through its API, over memory, a SQLite file and PostgreSQL
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,7 @@ from hyperlab.store import (
     Store,
     parse_request,
 )
+from hyperlab.store._records import process_gone
 from hyperlab.store._urls import resolve_storage
 from hyperlab.trial import ExperimentStatus, Trial, TrialStatus
 
@@ -317,3 +320,19 @@ def test_two_processes_write_one_sqlite_file_without_lock_errors(tmp_path: Path)
         assert child.returncode == 0, stderr
         counts = {s.id: s.n_trials for s in store.list_experiments()}
     assert counts == {"child001": 400, "parent01": 400}
+
+
+def test_a_zombie_driver_counts_as_gone() -> None:
+    """A driver killed but not reaped yet (its parent has not waited) holds no lease."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # exited, not reaped: a zombie
+        if Path(f"/proc/{child.pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
+            break
+        time.sleep(0.01)
+    try:
+        assert process_gone(socket.gethostname(), child.pid)
+        assert not process_gone(socket.gethostname(), os.getpid())
+        assert not process_gone("another-host", child.pid)
+    finally:
+        child.wait()

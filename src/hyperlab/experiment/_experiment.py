@@ -374,9 +374,10 @@ class Experiment:
 
     def _resume_hint(self) -> str:
         where = "" if self._store_arg is None else f", storage={self._store_arg!r}"
+        flag = "" if self._store_arg is None else f" --storage {self._store.masked_url}"
         return (
             f"Its interrupted trials run again when you continue it: "
-            f"hyperlab.resume({self.id!r}{where}), or `hyperlab resume {self.id}`"
+            f"hyperlab.resume({self.id!r}{where}), or `hyperlab{flag} resume {self.id}`"
         )
 
     def _at_exit(self) -> None:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from hyperlab.store import Store
 
-__all__ = ["BackgroundServer", "create_app", "serve_in_background"]
+__all__ = ["BackgroundServer", "check_serving", "create_app", "serve_in_background"]
 
 START_TIMEOUT = 10.0  # seconds serve_in_background waits for uvicorn to accept connections
 
@@ -174,6 +174,25 @@ def serve_in_background(
         sock.close()
         raise HyperlabError(f"the server on {host}:{port} did not start within {START_TIMEOUT}s")
     return BackgroundServer(app, server, thread, sock)
+
+
+def check_serving(port: int, host: str = "127.0.0.1") -> None:
+    """Check, before anything starts, that the server could serve on ``host:port`` now: its
+    dependencies import and the port can be bound.
+
+    Raises:
+        ConfigError: naming the port (or the missing dependency) when it could not.
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ConfigError(
+            f"port: expected an integer from 0 to 65535 (0 picks a free port), got {port!r}"
+        )
+    try:
+        _require("fastapi")
+        _require("uvicorn")
+    except ImportError as exc:
+        raise ConfigError(f"port: {exc}") from None
+    _bind(host, port).close()
 
 
 def _bind(host: str, port: int) -> socket.socket:

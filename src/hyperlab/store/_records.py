@@ -7,6 +7,7 @@ import os
 import socket
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from hyperlab.config import ExperimentOptions
@@ -46,7 +47,11 @@ def process_gone(host: str | None, pid: int | None) -> bool:
         return True
     except PermissionError:  # alive, but another user's
         return False
-    return False
+    try:  # a zombie (dead, not reaped yet) answers kill(0) too
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[:1] == [b"Z"]
 
 
 @dataclass(frozen=True)

@@ -166,6 +166,11 @@ class Store:
         return f"Store({self._where!r})"
 
     @property
+    def masked_url(self) -> str:
+        """The URL with its password (if any) shown as ``***``: for messages and logs."""
+        return self._where
+
+    @property
     def in_memory(self) -> bool:
         """True for a ``":memory:"`` store, seen by this object only."""
         return self.url == MEMORY_URL

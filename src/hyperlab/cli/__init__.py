@@ -1,0 +1,146 @@
+"""The ``hyperlab`` command: run experiments from config files and inspect the store.
+
+Exit codes: 0 success; 1 the experiment ended in ERROR, no trial succeeded, a detached driver
+could not start, or the store failed during a run; 2 bad input (usage, config, unknown id or
+name, a store that cannot be opened, an experiment another driver runs); 130 interrupted.
+Errors are one paragraph; ``--debug`` shows the traceback. Wherever an experiment id is taken,
+its name works too when no other experiment has it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+from hyperlab import __version__
+from hyperlab.cli._reading import cmd_export, cmd_logs, cmd_ls, cmd_rm, cmd_show, cmd_trials
+from hyperlab.cli._running import STORAGE_VAR, cmd_resume, cmd_run, cmd_stop
+from hyperlab.errors import HyperlabError, StoreError, TrialError
+
+__all__ = ["main"]
+
+COMMANDS = {
+    "run": cmd_run,
+    "resume": cmd_resume,
+    "stop": cmd_stop,
+    "ls": cmd_ls,
+    "show": cmd_show,
+    "trials": cmd_trials,
+    "logs": cmd_logs,
+    "export": cmd_export,
+    "rm": cmd_rm,
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hyperlab", description="Run, tune and track experiments."
+    )
+    parser.add_argument("--version", action="version", version=f"hyperlab {__version__}")
+    parser.add_argument(
+        "--home", help="hyperlab home folder (default $HYPERLAB_HOME or ~/.hyperlab)"
+    )
+    parser.add_argument("--storage", help="database URL (default: <home>/hyperlab.db)")
+    parser.add_argument("--storage-from-env", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    run = commands.add_parser(
+        "run", help="run an experiment from a config file (YAML/JSON, NNI's too)"
+    )
+    run.add_argument("config", help="path to the config file")
+    run.add_argument(
+        "--detach",
+        action="store_true",
+        help="run in the background; print the id once its driver runs",
+    )
+    resume = commands.add_parser("resume", help="continue a stopped or crashed experiment")
+    resume.add_argument("id", help="experiment id (or its unique name)")
+    resume.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
+    for sub in (run, resume):
+        sub.add_argument(
+            "--port", type=int, help="serve the REST API (and NNI's) on this port while it runs"
+        )
+    stop = commands.add_parser("stop", help="stop a running experiment (trials: SYS_CANCELED)")
+    stop.add_argument("id", help="experiment id (or its unique name)")
+    ls = commands.add_parser("ls", help="list experiments")
+    ls.add_argument("--status", help="only experiments with this status (e.g. RUNNING)")
+    ls.add_argument("--name", help="only experiments with this name (wildcards: * ?)")
+    ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    show = commands.add_parser("show", help="an experiment's config, status and top 10 trials")
+    show.add_argument("id", help="experiment id (or its unique name)")
+    trials = commands.add_parser("trials", help="an experiment's trials")
+    trials.add_argument("id", help="experiment id (or its unique name)")
+    trials.add_argument("--status", help="only trials with this status (e.g. FAILED)")
+    trials.add_argument("--sort", choices=["number", "metric", "duration"], default="number")
+    trials.add_argument("--limit", type=int, help="show at most N trials")
+    logs = commands.add_parser("logs", help="a trial's stdout (or stderr), or its error")
+    logs.add_argument("id", help="experiment id (or its unique name)")
+    logs.add_argument("trial", type=int, help="trial number")
+    logs.add_argument("--stderr", action="store_true", help="show stderr.log instead")
+    logs.add_argument("--follow", "-f", action="store_true", help="keep printing until it ends")
+    export = commands.add_parser("export", help="one row per trial as CSV or JSON")
+    export.add_argument("id", help="experiment id (or its unique name)")
+    export.add_argument("--format", choices=["csv", "json"], default="csv")
+    export.add_argument("-o", "--output", help="file to write (default: standard output)")
+    rm = commands.add_parser("rm", help="delete an experiment, its trials and its files")
+    rm.add_argument("id", help="experiment id (or its unique name)")
+    rm.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = _parser().parse_args(argv)
+    warnings.formatwarning = _format_warning
+    if args.home:
+        os.environ["HYPERLAB_HOME"] = str(Path(args.home).expanduser().resolve())
+    if args.storage_from_env:
+        args.storage = os.environ.pop(STORAGE_VAR, None)
+    handler = COMMANDS[args.command]
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        print("hyperlab: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `hyperlab export ID | head`: the reader has had enough
+        _silence_stdout()
+        return 0
+    except HyperlabError as exc:
+        if args.debug:
+            raise
+        print(f"hyperlab: error: {exc}", file=sys.stderr)
+        # trials failed, or the store failed while in use: 1; a store that cannot be opened
+        # (BadStore), an unknown id (a KeyError too) and every other error is bad input: 2
+        failed = isinstance(exc, TrialError | StoreError) and not isinstance(exc, KeyError)
+        return 1 if failed else 2
+
+
+_format_other_warning = warnings.formatwarning
+
+
+def _format_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    """hyperlab's own warnings as one line, like its errors; other warnings as Python shows them."""
+    if Path(filename).resolve().is_relative_to(Path(__file__).resolve().parents[1]):
+        return f"hyperlab: warning: {message}\n"
+    return _format_other_warning(message, category, filename, lineno, line)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so flushing it at exit does not raise again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor: nothing will be flushed to it
+        pass

@@ -1,0 +1,105 @@
+"""What the commands share: opening the store, tables, times, and how results are printed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from typing import Any
+
+from hyperlab.errors import ConfigError, HyperlabError, StoreError
+
+
+class BadStore(HyperlabError):
+    """The store given (``--storage``, the config's ``storage``) cannot be opened: bad input."""
+
+
+def hyperlab_command(store: Any) -> str:
+    """How to call ``hyperlab`` on ``store``: with ``--storage`` unless it is the default one
+    (a password in the URL shown as ``***``)."""
+    from sqlalchemy.engine import URL
+
+    from hyperlab.store import home
+
+    default = os.path.abspath(home().expanduser() / "hyperlab.db")
+    if store.url == URL.create("sqlite", database=default).render_as_string():
+        return "hyperlab"
+    return f"hyperlab --storage {store.masked_url}"
+
+
+def open_store(args: argparse.Namespace) -> Any:
+    """The store of ``--storage`` (or the home's); one that cannot be opened is bad input."""
+    from hyperlab.store import Store
+
+    try:
+        return Store.open(args.storage)
+    except StoreError as exc:
+        raise BadStore(str(exc)) from None
+
+
+def make_console() -> Any:
+    """Rich output; piped (and no $COLUMNS), one line per table row, for grep and scripts."""
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = 10_000  # a table is as wide as its content, not the console
+    return console
+
+
+def when(seconds: float | None) -> str:
+    return "-" if seconds is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def duration(seconds: float) -> str:
+    """``42.0s``, ``12m05s``, ``3h07m``."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    return f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def status_option(value: str, kind: Any) -> str:
+    """``--status`` upper-cased, checked against the members of ``kind``."""
+    wanted = value.upper()
+    if wanted not in kind.__members__:
+        raise ConfigError(
+            f"--status: unknown status {value!r}; expected one of {', '.join(kind.__members__)}"
+        )
+    return wanted
+
+
+def trial_table(trials: list, title: str | None = None) -> Any:
+    from rich.table import Table
+
+    from hyperlab.experiment._failures import last_line
+    from hyperlab.trial import TrialStatus, flatten_params
+
+    errors = any(t.status is TrialStatus.FAILED for t in trials)
+    columns = ["#", "status", "value", "duration", "params"] + (["error"] if errors else [])
+    table = Table(*columns, title=title)
+    for t in trials:
+        duration = "-" if t.duration is None else f"{t.duration:.2f}s"
+        value = "-" if t.value is None else f"{t.value:.6g}"
+        params = ", ".join(f"{k}={v!r}" for k, v in flatten_params(t.params).items())
+        row = [str(t.number), str(t.status), value, duration, params]
+        if errors:
+            row.append(last_line(t.error) if t.status is TrialStatus.FAILED else "")
+        table.add_row(*row)
+    return table
+
+
+def read_result(store: Any, experiment_id: str) -> Any:
+    from hyperlab.experiment import Result
+
+    return Result.read(store, experiment_id)
+
+
+def print_result(result: Any) -> None:
+    """The summary line (status, trials, failures, best value) and the best parameters."""
+    print(result.summary(), flush=True)
+    if result.best_trial is not None:
+        print(f"best parameters: {json.dumps(result.best_params, default=str)}", flush=True)

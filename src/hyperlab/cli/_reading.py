@@ -1,0 +1,243 @@
+"""The commands that read the store: ``ls``, ``show``, ``trials``, ``logs``, ``export``, and
+``rm``."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import fnmatch
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hyperlab.cli._common import (
+    duration,
+    hyperlab_command,
+    make_console,
+    open_store,
+    status_option,
+    trial_table,
+    when,
+)
+from hyperlab.errors import ConfigError
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from hyperlab.trial import ExperimentStatus
+
+    summaries = open_store(args).list_experiments()
+    if args.status:
+        wanted = status_option(args.status, ExperimentStatus)
+        summaries = [s for s in summaries if s.status.value == wanted]
+    if args.name:
+        summaries = [s for s in summaries if fnmatch.fnmatchcase(s.name or "", args.name)]
+    if args.json:
+        rows = [
+            {k: v.value if hasattr(v, "value") else v for k, v in dataclasses.asdict(s).items()}
+            for s in summaries
+        ]
+        print(json.dumps(rows, indent=2))
+        return 0
+    table = Table("id", "name", "status", "trials", "failed", "best", "started", "duration")
+    for exp in summaries:
+        total = "?" if exp.max_trials is None else str(exp.max_trials)
+        status = f"{exp.status} (driver lost)" if exp.driver_lost else str(exp.status)
+        best = "-" if exp.best_value is None else f"{exp.best_value:.6g}"
+        table.add_row(
+            exp.id,
+            exp.name or "",
+            status,
+            f"{exp.n_finished}/{total}",
+            str(exp.n_failed),
+            best,
+            when(exp.started_at or exp.created_at),
+            "-" if exp.started_at is None else duration(exp.elapsed),
+        )
+    make_console().print(table)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from hyperlab.experiment._failures import error_kind, last_line
+    from hyperlab.trial import TrialStatus
+
+    store = open_store(args)
+    record = store.get_experiment(store.resolve(args.id))
+    trials = store.get_trials(record.id, reports=False)
+    options = record.options
+    console = make_console()
+    console.print(f"[bold]experiment {record.id}[/bold]  {record.name or ''}")
+    counts: dict[str, int] = {}
+    for t in trials:
+        counts[str(t.status)] = counts.get(str(t.status), 0) + 1
+    lines = {
+        "status": record.shown_status,
+        "trials": ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none yet",
+        "objective": f"{options.metric or 'default'} ({options.mode})",
+        "tuner": f"{options.tuner} {json.dumps(options.tuner_args)}",
+        "budget": f"max_trials={options.max_trials}, max_duration={options.max_duration}",
+        "executor": f"{options.executor} x{options.concurrency}",
+        "trial": str(record.objective_ref),
+        "seed": str(record.seed),
+        "created": when(record.created_at),
+        "started": when(record.started_at),
+        "finished": when(record.finished_at),
+        "elapsed": duration(record.elapsed),
+    }
+    if record.driver_alive():
+        lines["driver"] = f"pid {record.driver_pid} on {record.driver_host}"
+    elif record.driver_lost:
+        lines["driver"] = f"gone; continue it with {hyperlab_command(store)} resume {record.id}"
+    failed = [t for t in trials if t.status is TrialStatus.FAILED]
+    if failed:
+        kinds: dict[str, list[Any]] = {}
+        for t in failed:
+            kinds.setdefault(error_kind(t.error), []).append(t)
+        kind, same = max(kinds.items(), key=lambda item: len(item[1]))
+        lines["failures"] = (
+            f"{len(failed)} failed, most often {kind} ({len(same)}x; trial {same[0].number}: "
+            f"{last_line(same[0].error)})"
+        )
+    if record.error:
+        first = record.error.strip().splitlines()[0]
+        lines["error"] = last_line(record.error) if first.startswith("Traceback") else first
+    for key, value in lines.items():
+        console.print(f"  {key:<10} {value}", highlight=False, markup=False)
+    top = [t for t in options.mode.ranked(trials) if t.value is not None][:10]
+    if top:
+        console.print(trial_table(top, title="top 10 trials"))
+    return 0
+
+
+def cmd_trials(args: argparse.Namespace) -> int:
+    from hyperlab.trial import TrialStatus
+
+    store = open_store(args)
+    record = store.get_experiment(store.resolve(args.id))
+    trials = store.get_trials(record.id, reports=False)
+    if args.status:
+        wanted = status_option(args.status, TrialStatus)
+        trials = [t for t in trials if t.status.value == wanted]
+    if args.sort == "metric":
+        trials = record.options.mode.ranked(trials)
+    elif args.sort == "duration":
+        trials = sorted(trials, key=lambda t: -(t.duration or 0.0))
+    if args.limit is not None:
+        if args.limit < 1:
+            raise ConfigError(f"--limit: expected a positive number, got {args.limit}")
+        trials = trials[: args.limit]
+    make_console().print(trial_table(trials))
+    return 0
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    record = store.get_experiment(store.resolve(args.id))
+    experiment_id = record.id
+    if not args.follow:
+        store.get_trial(experiment_id, args.trial)  # TrialNotFound names the number
+    name = "stderr.log" if args.stderr else "stdout.log"
+    folder = store.experiment_folder(record)
+    path = folder / "trials" / str(args.trial) / name
+    command = record.options.executor == "command"
+    if not path.exists() and not args.follow and command:
+        raise ConfigError(
+            f"trial {args.trial} of {experiment_id} has no {name} (looked for {path})"
+        )
+    position = 0
+    while True:
+        finished = not args.follow or _trial_over(store, experiment_id, args.trial)
+        if path.exists():
+            with open(path, "rb") as f:
+                f.seek(position)
+                chunk = f.read()
+                position += len(chunk)
+            sys.stdout.write(chunk.decode(errors="replace"))
+            sys.stdout.flush()
+        if finished:  # read once more after the end was seen: nothing is left behind
+            break
+        time.sleep(0.2)
+    if not path.exists() and not command:
+        _function_trial_error(store, record, args.trial, folder)
+    return 0
+
+
+def _function_trial_error(store: Any, record: Any, number: int, folder: Path) -> None:
+    """A function trial has no log files yet: print its stored error, and say where its output
+    went."""
+    from hyperlab.errors import TrialNotFound
+
+    try:
+        trial = store.get_trial(record.id, number)
+    except TrialNotFound:  # --follow of a trial the experiment never created
+        return
+    if trial.error:
+        print(trial.error.rstrip())
+    shown = "its stored error is above" if trial.error else f"it has no error ({trial.status})"
+    print(
+        f"hyperlab: trial {number} of {record.id} is a function trial ({record.options.executor} "
+        f"executor): its output goes to the driver's output today (the terminal that ran it, "
+        f"or {folder / 'driver.log'} for a --detach run); {shown}",
+        file=sys.stderr,
+    )
+
+
+def _trial_over(store: Any, experiment_id: str, number: int) -> bool:
+    """Whether ``--follow`` can stop: the trial ended, or will never run."""
+    from hyperlab.errors import TrialNotFound
+
+    try:
+        return store.get_trial(experiment_id, number).status.is_finished()
+    except TrialNotFound:  # not created yet: wait while the experiment may still create it
+        return store.get_experiment(experiment_id).status.is_finished()
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    experiment_id = store.resolve(args.id)
+    rows = [trial.as_row() for trial in store.get_trials(experiment_id, reports=False)]
+    out = open(args.output, "w", newline="") if args.output else sys.stdout  # noqa: SIM115
+    try:
+        if args.format == "json":
+            json.dump(rows, out, indent=2, default=str)
+            out.write("\n")
+        else:
+            columns: list[str] = []
+            for row in rows:
+                columns.extend(c for c in row if c not in columns)
+            writer = csv.DictWriter(out, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(rows)
+        out.flush()
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def cmd_rm(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    record = store.get_experiment(store.resolve(args.id))
+    experiment_id = record.id
+    record.check_not_running()
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ConfigError(
+                f"rm: pass --yes to delete experiment {experiment_id} without a prompt"
+            )
+        answer = input(
+            f"delete experiment {experiment_id} ({record.name or 'unnamed'}) and its files? [y/N] "
+        )
+        if answer.strip().lower() not in ("y", "yes"):
+            print("kept")
+            return 0
+    store.delete_experiment(experiment_id)
+    shutil.rmtree(store.experiment_folder(record), ignore_errors=True)
+    print(f"deleted {experiment_id}")
+    return 0

@@ -1,0 +1,272 @@
+"""The commands that run experiments: ``run`` (in the foreground or detached), ``resume`` and
+``stop``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from hyperlab.cli._common import (
+    BadStore,
+    hyperlab_command,
+    open_store,
+    print_result,
+    read_result,
+)
+from hyperlab.errors import ConfigError, StoreError, TrialError
+
+STOP_WAIT = 60.0  # seconds `hyperlab stop` waits for the driver to confirm
+
+
+DETACH_WAIT = 20.0  # seconds `run --detach` waits for the background driver to start
+
+
+LOG_TAIL = 20  # lines of driver.log shown when a detached driver could not start
+
+
+STORAGE_VAR = "HYPERLAB_DETACHED_STORAGE"  # hands a URL with a password to a detached driver
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from hyperlab.experiment import Experiment
+
+    try:
+        experiment = Experiment.from_config(args.config, storage=args.storage)
+    except StoreError as exc:  # the store it names cannot be opened: bad input
+        raise BadStore(str(exc)) from None
+    _check_server(args.port)
+    if args.detach:
+        return _detach(experiment, args)
+    print(f"experiment {experiment.id}", file=sys.stderr)
+    server = _serve(args, experiment.store, experiment.save())
+    try:
+        result = experiment.run()
+    except TrialError as exc:
+        return _failed(exc)
+    except KeyboardInterrupt:  # Experiment.run said it stopped and how to resume it
+        return 130
+    finally:
+        if server is not None:
+            server.stop()
+    return _summary(result)
+
+
+def _check_server(port: int | None) -> None:
+    """ConfigError unless ``--port`` can be served: the server's dependencies import and the
+    port can be bound now. Checked before anything is written or a driver is started."""
+    if port is None:
+        return
+    from hyperlab.server import check_serving
+
+    try:
+        check_serving(port)
+    except ConfigError as exc:
+        raise ConfigError(f"--{exc}") from None
+
+
+def _serve(args: argparse.Namespace, store: Any, experiment_id: str) -> Any:
+    """Start the REST API for ``--port`` (None without it)."""
+    if args.port is None:
+        return None
+    from hyperlab.server import serve_in_background
+
+    try:
+        server = serve_in_background(store, args.port, experiment_id=experiment_id)
+    except ImportError as exc:  # fastapi/uvicorn are the `server` extra
+        raise ConfigError(f"--port: {exc}") from None
+    print(
+        f"REST API: {server.url}/api/v1/experiments/{experiment_id} (docs: {server.url}/docs)",
+        file=sys.stderr,
+    )
+    return server
+
+
+def _detach(experiment: Any, args: argparse.Namespace) -> int:
+    """Run the experiment with ``hyperlab resume`` in a background process, on the store this
+    process uses; return once that driver holds the experiment, or say why it could not."""
+    from hyperlab.trial import ExperimentStatus
+
+    store = experiment.store
+    if store.in_memory:
+        raise ConfigError(
+            "--detach: storage ':memory:' is private to this process, so a background driver "
+            "cannot see the experiment; give a file or a postgresql:// URL"
+        )
+    experiment_id = experiment.save()
+    folder = experiment.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    log_path = folder / "driver.log"
+    env = dict(os.environ)
+    command = [sys.executable, "-m", "hyperlab"]
+    if store.masked_url == store.url:
+        command += ["--storage", store.url]
+    else:  # not on the command line, where `ps` shows it
+        env[STORAGE_VAR] = store.url
+        command += ["--storage-from-env"]
+    command += ["resume", experiment_id, "--quiet"]
+    if args.port is not None:
+        command += ["--port", str(args.port)]
+    with open(log_path, "ab") as log:
+        driver = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=env,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + DETACH_WAIT
+    while True:
+        exit_code = driver.poll()
+        record = store.get_experiment(experiment_id)
+        if record.status.is_finished():  # it ran already (a short experiment)
+            print(experiment_id)
+            return _ended(read_result(store, experiment_id))
+        if record.driver_alive() and record.status is not ExperimentStatus.INITIALIZED:
+            print(experiment_id)
+            print(f"running in the background (pid {driver.pid}); log: {log_path}", file=sys.stderr)
+            return 0
+        if exit_code is not None:
+            hyperlab = hyperlab_command(store)
+            print(
+                f"hyperlab: error: the background driver of experiment {experiment_id} exited "
+                f"with code {exit_code} before it started. {_log_tail(log_path)}\n"
+                f"The experiment is recorded but was not run (INITIALIZED): fix the cause and "
+                f"run it with `{hyperlab} resume {experiment_id}`, or delete it with "
+                f"`{hyperlab} rm {experiment_id} --yes`",
+                file=sys.stderr,
+            )
+            return 1
+        if time.monotonic() >= deadline:
+            print(
+                f"hyperlab: error: the background driver of experiment {experiment_id} (pid "
+                f"{driver.pid}) has not started it within {DETACH_WAIT:.0f}s; it may still "
+                f"(see `{hyperlab_command(store)} ls`). {_log_tail(log_path)}",
+                file=sys.stderr,
+            )
+            return 1
+        time.sleep(0.1)
+
+
+def _log_tail(log_path: Path) -> str:
+    """The last lines of a driver's log, indented, for an error message."""
+    try:
+        lines = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
+    except OSError:
+        lines = []
+    tail = "".join(f"\n  {line}" for line in lines) or " (empty)"
+    return f"The end of its log {log_path}:{tail}"
+
+
+def _ended(result: Any) -> int:
+    """For an experiment that ended before ``--detach`` saw it run: its summary on stderr, and
+    1 if it ended in ERROR or none of its trials succeeded."""
+    from hyperlab.trial import ExperimentStatus
+
+    print(result.summary(), file=sys.stderr)
+    if result.error:
+        print(f"hyperlab: error: {result.error.strip()}", file=sys.stderr)
+    failed = result.failed_trials and result.best_trial is None
+    return 1 if result.status is ExperimentStatus.ERROR or failed else 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    import hyperlab
+
+    store = open_store(args)
+    experiment_id = store.resolve(args.id)
+    store.get_experiment(experiment_id).check_not_running()  # before a server starts
+    _check_server(args.port)
+    server = _serve(args, store, experiment_id)
+    try:
+        result = hyperlab.resume(
+            experiment_id, storage=args.storage, progress=False if args.quiet else None
+        )
+    except TrialError as exc:
+        return _failed(exc)
+    except KeyboardInterrupt:  # Experiment.run said it stopped and how to resume it
+        return 130
+    finally:
+        if server is not None:
+            server.stop()
+    return _summary(result)
+
+
+def _summary(result: Any) -> int:
+    """Print how the experiment ended; the exit code (1 for ERROR)."""
+    from hyperlab.trial import ExperimentStatus
+
+    print_result(result)
+    if result.error:
+        print(f"hyperlab: error: {result.error.strip()}", file=sys.stderr)
+    return 1 if result.status is ExperimentStatus.ERROR else 0
+
+
+def _failed(exc: TrialError) -> int:
+    """Print how an experiment whose trials failed ended, and the first error; exit 1."""
+    if exc.result is not None:
+        print_result(exc.result)
+    print(f"hyperlab: error: {exc}", file=sys.stderr)
+    return 1
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    experiment_id = store.resolve(args.id)
+    record = store.get_experiment(experiment_id)
+    if record.status.is_finished():
+        raise ConfigError(f"experiment {experiment_id} is not running (status {record.status})")
+    if record.driver_alive():
+        return _request_stop(store, experiment_id)
+    if record.driver_lost:
+        return _mark_stopped(store, experiment_id)
+    raise ConfigError(
+        f"experiment {experiment_id} is not running (status {record.status}: no driver has "
+        f"started it; run it with `{hyperlab_command(store)} resume {experiment_id}`)"
+    )
+
+
+def _request_stop(store: Any, experiment_id: str) -> int:
+    """Ask the live driver to stop and wait for it to confirm."""
+    from hyperlab.store import StopExperiment
+
+    store.send_control(experiment_id, StopExperiment())
+    deadline = time.monotonic() + STOP_WAIT
+    while time.monotonic() < deadline:
+        record = store.get_experiment(experiment_id)
+        if record.status.is_finished():
+            print(f"experiment {experiment_id}: {record.status}")
+            return 0
+        if record.driver_lost:  # it died before it could stop
+            return _mark_stopped(store, experiment_id)
+        time.sleep(0.1)
+    print(
+        f"hyperlab: stop requested; experiment {experiment_id} has not confirmed yet",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def _mark_stopped(store: Any, experiment_id: str) -> int:
+    """Its driver is gone: take the lease (so no driver starts meanwhile), record STOPPED."""
+    from hyperlab.trial import ExperimentStatus
+
+    lease = store.acquire_lease(experiment_id, owner=uuid.uuid4().hex)
+    try:
+        store.update_experiment(
+            experiment_id, status=ExperimentStatus.STOPPED, finished_at=time.time()
+        )
+        store.flush()
+    finally:
+        store.release_lease(lease, elapsed=lease.elapsed)
+    print(
+        f"experiment {experiment_id}: its driver was gone; marked STOPPED; continue it with "
+        f"{hyperlab_command(store)} resume {experiment_id}"
+    )
+    return 0
