@@ -10,15 +10,31 @@ population (IPOP-CMA-ES).
 Numeric parameters only: floats (linear, log and normal families through their encoding),
 q-types and randint (rounded when decoded). A choice is rejected with its name.
 
-The state is a function of the succeeded trials alone: generations are the succeeded trials in
-number order, ``popsize`` at a time, and a trial's continuous point is regenerated from the seed,
-its number and the state it was drawn from, so replaying the history rebuilds the same state.
+The state is a function of the seed and the set of observed trials, whatever order they finished
+in, so a fresh tuner fed the history in number order holds the state of the tuner that ran it:
+
+- Generations are blocks of consecutive trial numbers: ``0 .. popsize - 1``, then the next
+  ``popsize`` numbers, and so on; a restart's larger population takes the block that follows
+  the generation that triggered it. A generation is complete when each of its trials has been
+  observed, whatever its status, and complete generations update the state in number order.
+- Trial ``n`` is drawn with a generator keyed by the seed and ``n`` from the state of its
+  generation. With many trials running at once, ``n`` may lie beyond the incomplete generation:
+  it is then drawn from a provisional state: the latest, told in turn the generations up to its
+  own as far as each has at least ``mu`` (half the population) successes observed, its missing
+  members counted as failed. That state too follows from the observed trials, and it is not
+  kept: a generation updates the state only once complete. So a slow member does not hold the
+  proposals of the next generations back at a stale state.
+- An update reads only what observation gives: each member's parameters, encoded (randint and
+  q-types as their cell's centre), and its value. A member drawn from an older state, snapped
+  or clipped counts as an injected point, its step clipped to a plausible Mahalanobis length.
+  Members that failed or were stopped rank below every success and are left out of the
+  recombination; a generation with no success leaves the state as it is.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -36,11 +52,13 @@ _RESTART_KEY = 2**32 - 1
 
 @dataclass
 class _State:
-    """One CMA-ES run's state after some generations."""
+    """One CMA-ES run's state after some generations, and where its next generation starts."""
 
     mean: np.ndarray
     sigma: float
     popsize: int
+    start: int
+    """The number of the first trial of the next generation, the first not yet complete."""
     restart: int = 0
     generation: int = 0
     C: np.ndarray = field(default=None)  # type: ignore[arg-type]  # set by __post_init__
@@ -57,6 +75,11 @@ class _State:
         self.ps = np.zeros(n) if self.ps is None else self.ps
         self.B = np.eye(n) if self.B is None else self.B
         self.D = np.ones(n) if self.D is None else self.D
+
+    @property
+    def numbers(self) -> range:
+        """The trial numbers of the next generation."""
+        return range(self.start, self.start + self.popsize)
 
 
 class CMAESTuner(Tuner):
@@ -107,27 +130,26 @@ class CMAESTuner(Tuner):
             mean0 = encoded
         self._mean0 = mean0
         self.history = History(self.unit, mode)
-        self._obs: dict[int, tuple[np.ndarray, float]] = {}  # number -> (encoded x, loss)
-        self._drawn: dict[int, np.ndarray] = {}  # number -> continuous point proposed
-        self._used: list[int] = []  # numbers consumed by complete generations, in order
-        self._state = self._fresh(0, self.popsize, mean0)
+        # every observed trial: number -> (encoded x, loss) if it succeeded, None otherwise
+        self._obs: dict[int, tuple[np.ndarray, float] | None] = {}
+        self._state = self._fresh(0, self.popsize, mean0, start=0)
 
     # ------------------------------------------------------------ tuner interface
 
     def observe(self, trial: Trial) -> None:
         self.history.add(trial)
-        if trial.status is not TrialStatus.SUCCEEDED or trial.value is None:
-            return
-        x = self.unit.encode(trial.params)
-        if x is None or math.isnan(trial.value):
-            return
-        loss = self.mode.sign * trial.value
-        self._obs[trial.number] = (x, float(loss))
+        member = None
+        if trial.status is TrialStatus.SUCCEEDED and trial.value is not None:
+            x = self.unit.encode(trial.params)
+            if x is not None and math.isfinite(trial.value):
+                member = (x, float(self.mode.sign * trial.value))
+        if trial.number < self._state.start:  # observed again, in a generation already used
+            self._state = self._fresh(0, self.popsize, self._mean0, start=0)
+        self._obs[trial.number] = member
+        self._advance()
 
     def suggest(self, number: int) -> dict[str, Any]:
-        state = self._current()
-        x = self._draw(state, number)
-        self._drawn[number] = x
+        x = self._draw(self._state_for(number), number)
         snapped = self.unit.snap(x[None, :].copy())[0]
         if self.history.is_seen(snapped[None, :])[0]:
             snapped = self.history.unseen(self.rng(number), snapped)
@@ -136,28 +158,23 @@ class CMAESTuner(Tuner):
 
     # ------------------------------------------------------------ state from history
 
-    def _current(self) -> _State:
-        """The state after every complete generation of succeeded trials (number order)."""
-        numbers = sorted(self._obs)
-        if numbers[: len(self._used)] != self._used:  # a late trial changed the generations
-            self._used = []
-            self._state = self._fresh(0, self.popsize, self._mean0)
-        rest = numbers[len(self._used) :]
-        while len(rest) >= self._state.popsize:
-            chunk, rest = rest[: self._state.popsize], rest[self._state.popsize :]
-            self._state = self._tell(self._state, chunk)
-            self._used.extend(chunk)
-        return self._state
+    def _state_for(self, number: int) -> _State:
+        """The state trial ``number`` is drawn from: for a number beyond the incomplete
+        generation, the latest told the generations before the number's own, in turn, as far
+        as each has ``mu`` successes observed (a provisional state, not kept)."""
+        s = self._state
+        while number >= s.start + s.popsize:
+            if sum(self._obs.get(k) is not None for k in s.numbers) < s.popsize // 2:
+                break
+            s = self._tell(s)
+        return s
 
-    def _point(self, state: _State, number: int) -> np.ndarray:
-        """The continuous point trial ``number`` was drawn at, or its encoding."""
-        encoded = self._obs[number][0]
-        for x in (self._drawn.get(number), self._draw(state, number)):
-            if x is not None:
-                snapped = self.unit.snap(x[None, :].copy())[0]
-                if np.allclose(snapped, encoded, atol=1e-9):
-                    return x
-        return encoded
+    def _advance(self) -> None:
+        """Update the state with each complete generation, in number order."""
+        s = self._state
+        while all(k in self._obs for k in s.numbers):
+            s = self._tell(s)
+        self._state = s
 
     def _draw(self, state: _State, number: int) -> np.ndarray:
         rng = self.rng(number)
@@ -167,16 +184,27 @@ class CMAESTuner(Tuner):
                 return x
         return np.clip(x, 0.0, 1.0)
 
-    def _fresh(self, restart: int, popsize: int, mean: np.ndarray) -> _State:
-        return _State(mean=mean.copy(), sigma=self.sigma0, popsize=popsize, restart=restart)
+    def _fresh(self, restart: int, popsize: int, mean: np.ndarray, *, start: int) -> _State:
+        return _State(
+            mean=mean.copy(), sigma=self.sigma0, popsize=popsize, start=start, restart=restart
+        )
 
-    def _tell(self, s: _State, chunk: list[int]) -> _State:
+    def _tell(self, s: _State) -> _State:
+        """The state after generation ``s.numbers``, from what has been observed of it (a member
+        not observed yet counts as failed); the next generation starts after it."""
         n = self.unit.d
         lam = s.popsize
         mu = lam // 2
-        w = math.log(mu + 0.5) - np.log(np.arange(1, mu + 1))
-        w /= w.sum()
-        mueff = 1.0 / float(w @ w)
+        after = s.start + lam
+        # the best successes, ties broken by number; failed and stopped members rank last
+        ranked = sorted(
+            (member[1], k, member[0]) for k in s.numbers if (member := self._obs.get(k)) is not None
+        )
+        if not ranked:  # nothing to learn from: the next generation is drawn from this state
+            return replace(s, start=after)
+        weights = math.log(mu + 0.5) - np.log(np.arange(1, mu + 1))
+        weights /= weights.sum()
+        mueff = 1.0 / float(weights @ weights)
         cs = (mueff + 2) / (n + mueff + 5)
         ds = 1 + 2 * max(0.0, math.sqrt((mueff - 1) / (n + 1)) - 1) + cs
         cc = (4 + mueff / n) / (n + 4 + 2 * mueff / n)
@@ -184,21 +212,23 @@ class CMAESTuner(Tuner):
         cmu = min(1 - c1, 2 * (mueff - 2 + 1 / mueff) / ((n + 2) ** 2 + mueff))
         chi = math.sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n * n))
 
-        points = np.array([self._point(s, k) for k in chunk])
-        losses = np.array([self._obs[k][1] for k in chunk])
-        order = np.lexsort((np.array(chunk), losses))[:mu]
-        Y = (points[order] - s.mean) / s.sigma
+        selected = ranked[:mu]
+        w, mueff_w = weights, mueff
+        if len(selected) < mu:  # too few successes: the best weights, renormalised
+            w = weights[: len(selected)] / weights[: len(selected)].sum()
+            mueff_w = 1.0 / float(w @ w)  # for the paths; the learning rates stay those of mu
+        Y = (np.array([x for _, _, x in selected]) - s.mean) / s.sigma
         inv_sqrt = s.B @ np.diag(1 / s.D) @ s.B.T
-        # clip injected or clipped points to a plausible Mahalanobis length
+        # clip injected, snapped or clipped points to a plausible Mahalanobis length
         norms = np.linalg.norm(Y @ inv_sqrt.T, axis=1)
         limit = math.sqrt(n) + 2 * n / (n + 2)
         Y *= np.minimum(1.0, limit / np.maximum(norms, 1e-300))[:, None]
         yw = w @ Y
         mean = s.mean + s.sigma * yw
-        ps = (1 - cs) * s.ps + math.sqrt(cs * (2 - cs) * mueff) * (inv_sqrt @ yw)
+        ps = (1 - cs) * s.ps + math.sqrt(cs * (2 - cs) * mueff_w) * (inv_sqrt @ yw)
         gen = s.generation + 1
         hs = np.linalg.norm(ps) / math.sqrt(1 - (1 - cs) ** (2 * gen)) < (1.4 + 2 / (n + 1)) * chi
-        pc = (1 - cc) * s.pc + hs * math.sqrt(cc * (2 - cc) * mueff) * yw
+        pc = (1 - cc) * s.pc + hs * math.sqrt(cc * (2 - cc) * mueff_w) * yw
         C = (
             (1 - c1 - cmu) * s.C
             + c1 * (np.outer(pc, pc) + (1 - hs) * cc * (2 - cc) * s.C)
@@ -208,11 +238,11 @@ class CMAESTuner(Tuner):
         C = (C + C.T) / 2
         eig, B = np.linalg.eigh(C)
         D = np.sqrt(np.maximum(eig, 1e-20))
-        best = [*s.best_history, float(losses.min())]
-        new = _State(mean, sigma, lam, s.restart, gen, C, pc, ps, B, D, best)
+        best = [*s.best_history, selected[0][0]]
+        new = _State(mean, sigma, lam, after, s.restart, gen, C, pc, ps, B, D, best)
         if self.restarts and self._converged(new):
             rng = self.rng(_RESTART_KEY, s.restart + 1)
-            return self._fresh(s.restart + 1, lam * 2, rng.random(n))
+            return self._fresh(s.restart + 1, lam * 2, rng.random(n), start=after)
         return new
 
     def _converged(self, s: _State) -> bool:

@@ -6,8 +6,13 @@ parameters (drawn anew from its prior; a choice that switches to a nested option
 option's sub-parameters from the prior). When the child's trial finishes, the loser of its
 tournament leaves the population and the child joins it, so the population keeps its size.
 
-The tournament of trial ``n`` is drawn from the seed and ``n``; ``observe`` replays it to find the
-loser, so a tuner fed the same history holds the same population.
+The population is a function of the set of succeeded trials, not of the order in which they
+finished: trials join it in number order, and trial ``n`` replaces the loser of a tournament
+drawn from the seed and ``n`` over the population of the trials numbered below ``n`` (in a
+sequential run, the tournament its parent won when ``n`` was proposed). A trial that finishes
+after higher-numbered ones takes its place in that order: they leave again (each join is logged
+so that it can be undone) and rejoin after it. So a fresh tuner fed the history in number order
+holds the population of the tuner that saw the trials finish in any order.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from hyperlab.tuners._history import History, UnitSpace
 from hyperlab.tuners.base import Tuner
 
 __all__ = ["EvolutionTuner"]
+
+_Member = tuple[float, int, np.ndarray]
+"""A member of the population: (loss, trial number, unit-cube point)."""
 
 
 class EvolutionTuner(Tuner):
@@ -54,20 +62,38 @@ class EvolutionTuner(Tuner):
         self.population_size = population_size
         self.unit = UnitSpace(space)
         self.history = History(self.unit, mode)
-        self.population: list[tuple[float, int, np.ndarray]] = []  # (loss, number, x)
+        self.population: list[_Member] = []  # in number order
+        # the undo log: each member that joined, in number order, and the (index, member) it
+        # replaced in a full population
+        self._joined: list[tuple[_Member, tuple[int, _Member] | None]] = []
 
     def observe(self, trial: Trial) -> None:
         self.history.add(trial)
-        if trial.status is not TrialStatus.SUCCEEDED or trial.value is None:
-            return
-        x = self.unit.encode(trial.params)
-        if x is None or np.isnan(trial.value):
-            return
-        loss = self.mode.sign * trial.value
+        member: _Member | None = None
+        if trial.status is TrialStatus.SUCCEEDED and trial.value is not None:
+            x = self.unit.encode(trial.params)
+            if x is not None and np.isfinite(trial.value):
+                member = (float(self.mode.sign * trial.value), trial.number, x)
+        # take out the members from trial.number on (a late or repeated trial), in reverse
+        later: list[_Member] = []
+        while self._joined and self._joined[-1][0][1] >= trial.number:
+            joined, replaced = self._joined.pop()
+            self.population.pop()  # the last to join is last: the population is in number order
+            if replaced is not None:
+                self.population.insert(*replaced)
+            if joined[1] != trial.number:
+                later.append(joined)
+        for m in ([] if member is None else [member]) + later[::-1]:
+            self._join(m)
+
+    def _join(self, member: _Member) -> None:
+        """``member`` joins; in a full population, replacing the loser of its tournament."""
+        replaced = None
         if len(self.population) >= self.population_size:
-            _, loser = self._tournament(self.rng(trial.number))
-            del self.population[loser]
-        self.population.append((float(loss), trial.number, x))
+            _, loser = self._tournament(self.rng(member[1]))
+            replaced = (loser, self.population.pop(loser))
+        self.population.append(member)
+        self._joined.append((member, replaced))
 
     def suggest(self, number: int) -> dict[str, Any]:
         rng = self.rng(number)

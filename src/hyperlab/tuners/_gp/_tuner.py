@@ -136,11 +136,13 @@ class GPTuner(Tuner):
         scores[seen] = -np.inf
         order = np.argsort(-scores)[: self.n_refine]
         best_x, best_score = C[order[0]], scores[order[0]]
-        free = np.array([c.kind != "cat" for c in self.unit.coords])
         for i in order:
-            if not np.isfinite(scores[i]) or not free.any():
+            if not np.isfinite(scores[i]):
                 break
-            x = self._refine(gp, C[i], free, best)
+            active = ~self._cat & ~np.isnan(C[i])  # the candidate's free coordinates
+            if not active.any():  # only choices are active (an option without numbers)
+                continue
+            x = self._refine(gp, C[i], active, best)
             s = log_expected_improvement(*gp.predict(self._features(x[None, :])), best)[0]
             if s > best_score and not self.history.is_seen(x[None, :])[0]:
                 best_x, best_score = x, s
@@ -170,10 +172,11 @@ class GPTuner(Tuner):
         return self.unit.mask_inactive(self.unit.snap(C))
 
     def _refine(
-        self, gp: GaussianProcess, x0: np.ndarray, free: np.ndarray, best: float
+        self, gp: GaussianProcess, x0: np.ndarray, active: np.ndarray, best: float
     ) -> np.ndarray:
+        """``x0`` moved by L-BFGS-B along its ``active`` coordinates (at least one: the active
+        non-categorical ones) to a local maximum of the expected improvement."""
         z0 = self._features(x0[None, :])[0]
-        active = free & ~np.isnan(x0)
 
         def objective(v: np.ndarray) -> tuple[float, np.ndarray]:
             z = z0.copy()

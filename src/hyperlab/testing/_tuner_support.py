@@ -1,0 +1,534 @@
+"""The machinery of ``hyperlab.testing.tuners``: the contract's spaces, ``assert_in_space``,
+and ``Harness``, which builds a tuner and drives it as the driver does.
+
+Private: import these names from ``hyperlab.testing.tuners``, which documents the contract.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+import pytest
+
+from hyperlab.errors import ConfigError
+from hyperlab.space import (
+    Choice,
+    LogNormal,
+    LogUniform,
+    NestedOption,
+    Parameter,
+    QLogNormal,
+    QLogUniform,
+    QNormal,
+    QUniform,
+    Randint,
+    SearchSpace,
+    Uniform,
+    choice,
+    lognormal,
+    loguniform,
+    normal,
+    qlognormal,
+    qloguniform,
+    qnormal,
+    quniform,
+    randint,
+    uniform,
+)
+from hyperlab.trial import Mode, Trial, TrialStatus, flatten_params
+from hyperlab.tuners.base import Tuner
+
+__all__ = [
+    "CONTRACT_SPACES",
+    "NOT_SUCCEEDED",
+    "ContractSpace",
+    "Harness",
+    "Objective",
+    "Run",
+    "Statuses",
+    "TunerFactory",
+    "assert_in_space",
+    "finished_trial",
+    "first_difference",
+    "mixed_statuses",
+    "refusal_names_a_parameter",
+    "tuner_label",
+]
+
+_EXPERIMENT = "contract"
+_CONCURRENT_ORDER = (2, 0, 3, 1)
+"""The order in which a batch of four concurrent trials finishes, by position in the batch."""
+NOT_SUCCEEDED = (
+    TrialStatus.FAILED,
+    TrialStatus.EARLY_STOPPED,
+    TrialStatus.USER_CANCELED,
+    TrialStatus.SYS_CANCELED,
+)
+"""The final statuses other than success, each with value None."""
+_MIXED = (
+    TrialStatus.SUCCEEDED,
+    TrialStatus.FAILED,
+    TrialStatus.SUCCEEDED,
+    TrialStatus.EARLY_STOPPED,
+    TrialStatus.SUCCEEDED,
+    TrialStatus.USER_CANCELED,
+    TrialStatus.SUCCEEDED,
+    TrialStatus.SUCCEEDED,
+    TrialStatus.SYS_CANCELED,
+    TrialStatus.SUCCEEDED,
+)
+"""Statuses of trials 0, 1, 2... (cyclically) in the runs that mix failures and successes."""
+
+
+# ---------------------------------------------------------------- the spaces
+
+
+@dataclass(frozen=True)
+class ContractSpace:
+    """One search space the contract runs a tuner on, and the mode it runs it with.
+
+    Attributes:
+        name: Its test id (``"every_type"``).
+        space: The search space.
+        mode: Which way the objective is better in its runs.
+    """
+
+    name: str
+    space: SearchSpace
+    mode: Mode
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+CONTRACT_SPACES: tuple[ContractSpace, ...] = (
+    ContractSpace(
+        "every_type",
+        SearchSpace(
+            {
+                "width_u": uniform(-2, 3),
+                "step_qu": quniform(1, 10, 3),
+                "rate_lu": loguniform(1e-4, 1),
+                "size_qlu": qloguniform(1, 1000, 5),
+                "shift_n": normal(1, 2),
+                "offset_qn": qnormal(0, 3, 0.5),
+                "scale_ln": lognormal(0, 1),
+                "count_qln": qlognormal(1, 0.5, 2),
+                "depth_ri": randint(-3, 4),
+                "activation": choice("relu", 7, None, 2.5, True, [1, 2]),
+                "optimizer": choice(
+                    {"_name": "sgd", "momentum": uniform(0, 0.99), "nesterov": choice(True, False)},
+                    {"_name": "adam", "beta1": loguniform(0.5, 0.999), "amsgrad": False},
+                    "none",
+                ),
+            }
+        ),
+        Mode.MIN,
+    ),
+    ContractSpace(
+        "numeric",
+        SearchSpace(
+            {
+                "width_u": uniform(0, 1),
+                "step_qu": quniform(-1, 1, 0.25),
+                "rate_lu": loguniform(1e-6, 1e-2),
+                "size_qlu": qloguniform(16, 512, 16),
+                "shift_n": normal(-3, 0.5),
+                "offset_qn": qnormal(10, 4, 2),
+                "scale_ln": lognormal(-1, 0.5),
+                "count_qln": qlognormal(2, 1, 1),
+                "depth_ri": randint(0, 10),
+            }
+        ),
+        Mode.MAX,
+    ),
+    ContractSpace(
+        "finite",
+        SearchSpace(
+            {
+                "units_ri": randint(1, 3),  # 1, 2
+                "dropout_qu": quniform(0, 1, 0.4),  # 0.0, 0.4, 0.8
+                "batch_qlu": qloguniform(2, 8, 8),  # 2.0 (the clipped low bound), 8.0
+            }
+        ),
+        Mode.MIN,
+    ),
+    ContractSpace(
+        "nested",
+        SearchSpace(
+            {
+                "layer": choice(
+                    {
+                        "_name": "conv",
+                        "kernel_ri": randint(1, 3),
+                        "pool": choice(
+                            {"_name": "maxpool", "window_qu": quniform(2, 4, 2)},
+                            {"_name": "avgpool"},
+                            "nopool",
+                        ),
+                    },
+                    {"_name": "dense", "units_qlu": qloguniform(16, 64, 16), "bias": True},
+                    "skip",
+                ),
+                "activation": choice("relu", "tanh"),
+            }
+        ),
+        Mode.MAX,
+    ),
+)
+"""The spaces (and modes) every test of the contract runs on, in this order."""
+
+
+# ---------------------------------------------------------------- membership
+
+
+def assert_in_space(space: SearchSpace, params: Any, what: str = "the proposal") -> None:
+    """Assert that ``params`` is a parameter set of ``space``, with values of the right types.
+
+    The rules are those of the contract (see the module docstring): exactly the space's names
+    (a nested option's sub-parameters inside its dict), JSON-serialisable values of each
+    parameter's type, inside its bounds or among its options; and ``space.encode`` accepts it.
+
+    Args:
+        space: The search space.
+        params: What a tuner proposed.
+        what: How the failure message names ``params``.
+
+    Raises:
+        AssertionError: Listing every rule broken, with the parameter's path and the value.
+    """
+    if not isinstance(params, dict):
+        raise AssertionError(f"{what} must be a dict, got {params!r}")
+    problems = _group_problems(space, params, "")
+    if not problems:
+        try:
+            json.dumps(params, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            problems.append(f"not JSON-serialisable: {exc}")
+    if not problems:
+        try:
+            space.encode(params)
+        except (TypeError, ValueError) as exc:
+            problems.append(f"SearchSpace.encode refuses it: {exc}")
+    if problems:
+        raise AssertionError(f"{what} {params!r} is not in the space: " + "; ".join(problems))
+
+
+def _group_problems(group: Mapping[str, Any], values: Mapping[str, Any], path: str) -> list[str]:
+    """What is wrong with ``values`` as the values of ``group`` (names to params/constants)."""
+    problems: list[str] = []
+    expected = set(group) | ({"_name"} if path else set())
+    missing, extra = sorted(expected - set(values)), sorted(set(values) - expected)
+    if missing or extra:
+        problems.append(
+            f"{path or 'params'}: keys must be {sorted(expected)}, missing {missing}, extra {extra}"
+        )
+    for name, param in group.items():
+        if name not in values:
+            continue
+        sub = f"{path}/{name}" if path else name
+        value = values[name]
+        if isinstance(param, Parameter):
+            problems.extend(_value_problems(param, value, sub))
+        elif _json(value) != _json(param):
+            problems.append(f"{sub}: the constant must be {param!r}, got {value!r}")
+    return problems
+
+
+def _value_problems(param: Parameter, value: Any, path: str) -> list[str]:
+    """What is wrong with ``value`` as a value of ``param`` at ``path`` (nothing: ``[]``)."""
+    if isinstance(param, Choice):
+        return _choice_problems(param, value, path)
+    got = f"{param!r} at {path} got {value!r} ({type(value).__name__})"
+    if isinstance(param, Randint):
+        if isinstance(value, bool) or not isinstance(value, int):
+            return [f"{path}: randint gives an int; {got}"]
+        if not param.low <= value < param.high:
+            return [f"{path}: randint needs low <= value < high (high excluded); {got}"]
+        return []
+    if isinstance(value, bool) or not isinstance(value, float) or not math.isfinite(value):
+        return [f"{path}: {param.type} gives a finite float; {got}"]
+    if isinstance(param, (Uniform, LogUniform, QUniform, QLogUniform)):
+        if not param.low <= value <= param.high:
+            return [f"{path}: {param.type} needs low <= value <= high; {got}"]
+        if isinstance(param, (QUniform, QLogUniform)) and not (
+            value in (param.low, param.high) or _is_multiple(value, param.q)
+        ):
+            return [f"{path}: {param.type} gives a multiple of q or a clipped bound; {got}"]
+    if isinstance(param, (QNormal, QLogNormal)) and not _is_multiple(value, param.q):
+        return [f"{path}: {param.type} gives a multiple of q; {got}"]
+    if isinstance(param, QLogNormal) and value < 0:
+        return [f"{path}: qlognormal gives a value >= 0; {got}"]
+    if isinstance(param, LogNormal) and value <= 0:
+        return [f"{path}: lognormal gives a value > 0; {got}"]
+    return []  # Normal; a type unknown to the contract is checked by encode() only
+
+
+def _choice_problems(param: Choice, value: Any, path: str) -> list[str]:
+    if isinstance(value, Mapping) and "_name" in value:
+        for option in param.options:
+            if isinstance(option, NestedOption) and option.name == value["_name"]:
+                return _group_problems(option.params, value, f"{path}/{option.name}")
+    wanted = _json(value)
+    if wanted is not None and any(
+        _json(option) == wanted for option in param.options if not isinstance(option, NestedOption)
+    ):
+        return []
+    return [f"{path}: {value!r} is not one of the options {list(param.options)!r}"]
+
+
+def _json(value: Any) -> str | None:
+    """A canonical JSON text of ``value`` (telling ``1``, ``1.0`` and ``True`` apart), or None."""
+    try:
+        return json.dumps(value, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_multiple(value: float, q: float) -> bool:
+    return abs(value - round(value / q) * q) <= 1e-9 * max(1.0, abs(value))
+
+
+def refusal_names_a_parameter(space: SearchSpace, message: str) -> bool:
+    """True if ``message`` names a parameter of ``space``: a dimension's path, such as
+    ``layer/conv/kernel``, or its last part, as a whole word."""
+    names = {dim.path for dim in space.dimensions()}
+    names |= {path.rsplit("/", 1)[-1] for path in names}
+    return any(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", message) for name in names)
+
+
+# ---------------------------------------------------------------- running a tuner
+
+
+class TunerFactory(Protocol):
+    """``make_tuner(space, mode=..., seed=...)``: a new tuner of the kind under test."""
+
+    def __call__(self, space: SearchSpace, *, mode: Mode, seed: int) -> Tuner: ...
+
+
+Objective = Callable[[int, dict[str, Any]], float]
+"""The value of trial ``number`` with ``params`` (used when it succeeds)."""
+Statuses = Callable[[int], TrialStatus]
+"""The final status of trial ``number``."""
+
+
+def _objective(number: int, params: dict[str, Any]) -> float:
+    """A deterministic, bounded, bumpy function of every value of ``params``."""
+    total = 0.0
+    for i, (_, value) in enumerate(sorted(flatten_params(params).items())):
+        if isinstance(value, (int, float)):
+            total += math.sin(1.3 * float(value) + i)
+        elif isinstance(value, str):
+            total += 0.1 * len(value)
+        elif isinstance(value, list):
+            total += 0.05 * len(value)
+    return total
+
+
+def _all_succeed(number: int) -> TrialStatus:
+    return TrialStatus.SUCCEEDED
+
+
+def mixed_statuses(number: int) -> TrialStatus:
+    """Failures, stops and cancellations between successes (six trials in ten succeed)."""
+    return _MIXED[number % len(_MIXED)]
+
+
+def finished_trial(number: int, params: dict[str, Any], status: TrialStatus, value: float) -> Trial:
+    """The record the driver hands ``observe`` when trial ``number`` ends with ``status``:
+    ``value`` only if it succeeded, an error message if it did not, the last metrics if it
+    was stopped."""
+    succeeded = status is TrialStatus.SUCCEEDED
+    stopped = status in (TrialStatus.EARLY_STOPPED, TrialStatus.USER_CANCELED)
+    return Trial(
+        _EXPERIMENT,
+        number,
+        params,
+        status,
+        value=value if succeeded else None,
+        metrics={"loss": value} if succeeded or stopped else {},
+        error=None if succeeded else f"trial {number} ended {status.value} (contract)",
+        seed=number,
+        created_at=1000.0 + 10 * number,
+        started_at=1001.0 + 10 * number,
+        finished_at=1005.0 + 10 * number,
+    )
+
+
+@dataclass
+class Run:
+    """What a tuner proposed and was shown in one run.
+
+    Attributes:
+        proposals: Trial number -> parameters, in proposal order.
+        trials: The finished trials in the order ``observe`` got them.
+    """
+
+    proposals: dict[int, dict[str, Any]]
+    trials: list[Trial]
+
+    def history(self) -> list[Trial]:
+        """The finished trials in number order, parameters read back from JSON, as a resumed
+        driver feeds them."""
+        return [
+            replace(t, params=json.loads(json.dumps(t.params)), metrics=dict(t.metrics))
+            for t in sorted(self.trials, key=lambda t: t.number)
+        ]
+
+
+class Harness:
+    """Builds the tuner under test for one contract space and drives it as the driver does.
+
+    Args:
+        make_tuner: Builds a tuner.
+        case: The space and mode.
+        n_trials: Trials per run.
+        label: The tuner's name in messages.
+    """
+
+    def __init__(
+        self, make_tuner: TunerFactory, case: ContractSpace, n_trials: int, label: str
+    ) -> None:
+        self.make_tuner = make_tuner
+        self.case = case
+        self.space = case.space
+        self.n_trials = n_trials
+        self.label = label
+
+    def new(self, seed: int = 0) -> Tuner:
+        """A new tuner for the space; skips the test if the tuner refuses the space as the
+        contract allows (a ``ConfigError`` naming a parameter), fails it otherwise."""
+        try:
+            tuner = self.make_tuner(self.space, mode=self.case.mode, seed=seed)
+        except ConfigError as exc:
+            assert refusal_names_a_parameter(self.space, str(exc)), (
+                f"{self.label} refused the {self.case.name!r} space with a ConfigError that "
+                f"names none of its parameters ({[d.path for d in self.space.dimensions()]}): "
+                f"{exc}"
+            )
+            pytest.skip(f"{self.label} refuses the {self.case.name!r} space: {exc}")
+        assert isinstance(tuner, Tuner), f"{self.label} built {tuner!r}, not a Tuner"
+        budget = tuner.budget()
+        assert budget is None or (
+            isinstance(budget, int) and not isinstance(budget, bool) and budget >= 0
+        ), f"{self.label}: budget() must be None or an int >= 0, got {budget!r}"
+        return tuner
+
+    def suggest(self, tuner: Tuner, number: int) -> dict[str, Any] | None:
+        """``tuner.suggest(number)``, checked: in the space, and None exactly at the budget."""
+        where = f"{self.label} on {self.case.name!r}: suggest({number})"
+        try:
+            params = tuner.suggest(number)
+        except Exception as exc:
+            raise AssertionError(f"{where} raised {exc!r}") from exc
+        budget = tuner.budget()
+        if params is None:
+            assert budget is not None and number >= budget, (
+                f"{where} returned None, but budget() is {budget!r}: a tuner runs out of "
+                "proposals only at a finite budget"
+            )
+            return None
+        assert budget is None or number < budget, (
+            f"{where} returned {params!r} beyond budget()={budget}: it must return None there"
+        )
+        assert_in_space(self.space, params, where)
+        return params
+
+    def observe(self, tuner: Tuner, trial: Trial) -> None:
+        """``tuner.observe(trial)``; an exception fails the test, naming the trial."""
+        try:
+            tuner.observe(trial)
+        except Exception as exc:
+            raise AssertionError(
+                f"{self.label} on {self.case.name!r}: observe(trial {trial.number}, "
+                f"{trial.status.value}, value={trial.value!r}) raised {exc!r}"
+            ) from exc
+
+    def drive(
+        self,
+        tuner: Tuner,
+        n: int | None = None,
+        *,
+        batch: int = 1,
+        statuses: Statuses = _all_succeed,
+        values: Objective = _objective,
+        before_batch: Callable[[int, Run], None] | None = None,
+    ) -> Run:
+        """Trials ``0 .. n - 1``, ``batch`` at a time: the batch's proposals, then its trials
+        finishing (a batch of four in the order 2, 0, 3, 1), until the tuner runs out.
+        ``before_batch(number, run)`` is called before each batch is proposed."""
+        n = self.n_trials if n is None else n
+        run = Run({}, [])
+        for start in range(0, n, batch):
+            if before_batch is not None:
+                before_batch(start, run)
+            numbers = range(start, min(start + batch, n))
+            proposed: list[tuple[int, dict[str, Any]]] = []
+            for number in numbers:
+                params = self.suggest(tuner, number)
+                if params is None:
+                    break
+                proposed.append((number, params))
+                run.proposals[number] = params
+            order = [i for i in _CONCURRENT_ORDER if i < len(proposed)] if batch > 1 else []
+            order += [i for i in range(len(proposed)) if i not in order]
+            for i in order:
+                number, params = proposed[i]
+                status = statuses(number)
+                trial = finished_trial(number, params, status, values(number, params))
+                self.observe(tuner, trial)
+                run.trials.append(trial)
+            if len(proposed) < len(numbers):
+                break
+        return run
+
+    def replayed(self, run: Run, seed: int) -> Tuner:
+        """A new tuner fed ``run``'s history in number order, as a resumed driver does."""
+        tuner = self.new(seed)
+        for trial in run.history():
+            self.observe(tuner, trial)
+        return tuner
+
+    def replay_mismatches(
+        self, *, seed: int, batch: int, statuses: Statuses, every: int = 4
+    ) -> list[str]:
+        """Drives a tuner and, every ``every`` trials and at the end, compares its next
+        proposal with that of a fresh tuner fed the history so far in number order; returns
+        the differences."""
+        expected: dict[int, dict[str, Any] | None] = {}
+        order: dict[int, list[int]] = {}
+
+        def replay(number: int, run: Run) -> None:
+            if number and number % every == 0:
+                expected[number] = self.suggest(self.replayed(run, seed), number)
+                order[number] = [t.number for t in run.trials]
+
+        original = self.new(seed)
+        run = self.drive(original, batch=batch, statuses=statuses, before_batch=replay)
+        n = len(run.proposals)
+        expected[n] = self.suggest(self.replayed(run, seed), n)
+        order[n] = [t.number for t in run.trials]
+        actual = {**run.proposals, n: self.suggest(original, n)}
+        return [
+            f"trial {number}: the original (which saw trials finish in the order "
+            f"{order[number]}) proposes {actual.get(number)!r}, a fresh tuner fed them in "
+            f"number order {expected[number]!r}"
+            for number in sorted(expected)
+            if expected[number] != actual.get(number)
+        ]
+
+
+def tuner_label(tuner: str | type[Tuner]) -> str:
+    return tuner if isinstance(tuner, str) else f"{tuner.__module__}:{tuner.__qualname__}"
+
+
+def first_difference(a: Sequence[Any], b: Sequence[Any]) -> str:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return f"first at position {i}: {x!r} != {y!r}"
+    return f"lengths {len(a)} != {len(b)}"
