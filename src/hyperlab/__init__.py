@@ -44,6 +44,8 @@ _EXPORTS = {
     # errors
     "HyperlabError": "hyperlab.errors",
     "ConfigError": "hyperlab.errors",
+    "ExperimentBusy": "hyperlab.errors",
+    "LeaseLost": "hyperlab.errors",
     "SearchSpaceError": "hyperlab.errors",
     "StoreError": "hyperlab.errors",
     "ExperimentNotFound": "hyperlab.errors",
@@ -56,9 +58,11 @@ __all__ = [
     "CommandTrial",
     "ConfigError",
     "Experiment",
+    "ExperimentBusy",
     "ExperimentNotFound",
     "ExperimentStatus",
     "HyperlabError",
+    "LeaseLost",
     "Mode",
     "Report",
     "Result",
@@ -108,8 +112,10 @@ def __dir__() -> list[str]:
 if _typing.TYPE_CHECKING:
     from hyperlab.errors import (
         ConfigError,
+        ExperimentBusy,
         ExperimentNotFound,
         HyperlabError,
+        LeaseLost,
         SearchSpaceError,
         StoreError,
         TrialError,

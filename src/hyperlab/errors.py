@@ -22,8 +22,10 @@ from typing import Any
 
 __all__ = [
     "ConfigError",
+    "ExperimentBusy",
     "ExperimentNotFound",
     "HyperlabError",
+    "LeaseLost",
     "SearchSpaceError",
     "StoreError",
     "TrialError",
@@ -44,6 +46,10 @@ class SearchSpaceError(ConfigError):
     """A search space is invalid; the message starts with the parameter's path."""
 
 
+class ExperimentBusy(ConfigError):
+    """Another driver runs the experiment now (it holds its lease); the message names it."""
+
+
 class StoreError(HyperlabError):
     """The store could not be opened, read or written."""
 
@@ -60,6 +66,11 @@ class TrialNotFound(StoreError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class LeaseLost(StoreError):
+    """This driver no longer holds its experiment's lease: another driver took over (after the
+    lease expired) or the experiment was deleted. Nothing more of this driver is written."""
 
 
 class TrialError(HyperlabError):

@@ -31,6 +31,8 @@ class Result:
         mode: Which way values are better.
         metric: The objective's metric name, if one was given.
         error: Why the experiment ended in ERROR, if it did.
+        driver_lost: It says RUNNING but no driver runs it any more (killed, or its machine
+            lost); ``hyperlab.resume`` continues it.
     """
 
     experiment_id: str
@@ -38,6 +40,7 @@ class Result:
     mode: Mode
     metric: str | None
     error: str | None = None
+    driver_lost: bool = False
     store: Store | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -54,6 +57,7 @@ class Result:
             mode=record.options.mode,
             metric=record.options.metric,
             error=record.error,
+            driver_lost=record.driver_lost,
             store=store,
         )
 
@@ -82,7 +86,8 @@ class Result:
     def summary(self) -> str:
         """One line: status, trials, failures (with the most common error) and the best value."""
         trials = self.trials
-        line = f"experiment {self.experiment_id}: {self.status}, {len(trials)} trials"
+        status = f"{self.status} (driver lost)" if self.driver_lost else str(self.status)
+        line = f"experiment {self.experiment_id}: {status}, {len(trials)} trials"
         failures = self.failures()
         if failures:
             kind, count = next(iter(failures.items()))

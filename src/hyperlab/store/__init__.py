@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-from hyperlab.errors import TrialNotFound
+from hyperlab.errors import ExperimentBusy, LeaseLost, TrialNotFound
 from hyperlab.store._controls import (
     Control,
     ControlKind,
@@ -29,7 +29,7 @@ from hyperlab.store._controls import (
     UnreadableRequest,
     parse_request,
 )
-from hyperlab.store._lease import ExperimentBusy, Lease, LeaseLost
+from hyperlab.store._lease import Lease
 from hyperlab.store._paths import home
 from hyperlab.store._records import (
     HEARTBEAT_INTERVAL,

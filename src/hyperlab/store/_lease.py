@@ -20,25 +20,16 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from hyperlab.errors import ConfigError, StoreError
+from hyperlab.errors import ExperimentBusy, StoreError
 from hyperlab.store._controls import ControlOutcome
 from hyperlab.store._records import process_gone
 from hyperlab.store._schema import controls, experiments
 
-__all__ = ["ExperimentBusy", "Lease", "LeaseLost", "acquire", "check", "release", "renew"]
+__all__ = ["Lease", "acquire", "check", "release", "renew"]
 
 STALE_CONTROL = (
     "not applied: the driver it was sent to ended before it could (a new driver took over)"
 )
-
-
-class ExperimentBusy(ConfigError):
-    """Another driver holds the experiment's lease: it runs the experiment now."""
-
-
-class LeaseLost(StoreError):
-    """This driver no longer holds its experiment's lease: another driver took over (after the
-    lease expired) or the experiment was deleted. Nothing more of this driver is written."""
 
 
 @dataclass(frozen=True)

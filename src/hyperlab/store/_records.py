@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from hyperlab.config import ExperimentOptions
-from hyperlab.errors import ConfigError
+from hyperlab.errors import ExperimentBusy
 from hyperlab.trial import ExperimentStatus, Mode, TrialStatus
 
 __all__ = [
@@ -131,14 +131,15 @@ class ExperimentRecord:
         return f"{self.status} (driver lost)" if self.driver_lost else str(self.status)
 
     def check_not_running(self) -> None:
-        """ConfigError naming the driver if one (other than in this process) runs it now."""
+        """ExperimentBusy naming the driver if one (other than in this process) runs it now."""
         here = self.driver_host == socket.gethostname()
         if not self.driver_alive() or (here and self.driver_pid == os.getpid()):
             return
-        where = "" if here else f" on {self.driver_host}"
-        raise ConfigError(
-            f"experiment {self.id} is being run by a driver{where} (pid {self.driver_pid}); "
-            f"stop it first: hyperlab stop {self.id}"
+        where = "this machine" if here else f"host {self.driver_host}"
+        raise ExperimentBusy(
+            f"experiment {self.id} is being run by a driver (pid {self.driver_pid} on {where}); "
+            f"only one driver runs an experiment at a time. Stop it first (hyperlab stop "
+            f"{self.id}), or wait for it to end"
         )
 
 

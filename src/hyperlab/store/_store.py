@@ -24,7 +24,7 @@ from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError, TrialNotFound
+from hyperlab.errors import ConfigError, ExperimentNotFound, LeaseLost, StoreError, TrialNotFound
 from hyperlab.store._buffer import WriteBuffer
 from hyperlab.store._codec import dumps
 from hyperlab.store._controls import (
@@ -33,7 +33,7 @@ from hyperlab.store._controls import (
     ControlRequest,
 )
 from hyperlab.store._engine import WRITE, create_store_engine, describe_error
-from hyperlab.store._lease import Lease, LeaseLost
+from hyperlab.store._lease import Lease
 from hyperlab.store._lease import acquire as acquire_lease
 from hyperlab.store._lease import check as check_leases
 from hyperlab.store._lease import release as release_lease
