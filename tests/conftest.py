@@ -1,8 +1,16 @@
+"""Fixtures for every test: a private hyperlab home, and new, empty PostgreSQL databases (a
+schema of their own each, dropped after the test) from ``new_storage``, so that no test sees
+another's tables or an older run's."""
+
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Callable, Iterator
 
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import Engine, make_url
 
 # The conformance suites shipped in hyperlab.testing are test code: let their asserts say what
 # differed (pytest rewrites asserts only in modules it is told about before they are imported).
@@ -25,3 +33,54 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "postgres" in item.keywords:
                 item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def postgres_admin() -> Iterator[Engine]:
+    """An AUTOCOMMIT engine on the test server, to create and drop schemas."""
+    if os.environ.get("HYPERLAB_SKIP_POSTGRES") == "1":
+        pytest.skip("HYPERLAB_SKIP_POSTGRES=1")
+    url = make_url(POSTGRES_URL).set(drivername="postgresql+psycopg")
+    engine = create_engine(url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5})
+    cause = None
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:  # any failure to connect means the same thing here
+        cause = str(getattr(exc, "orig", exc)).strip().splitlines()[0]
+    if cause is not None:
+        engine.dispose()
+        pytest.fail(
+            f"PostgreSQL at {url.render_as_string(hide_password=True)} does not answer "
+            f"({cause}). Start it, point HYPERLAB_TEST_POSTGRES at a server, or set "
+            "HYPERLAB_SKIP_POSTGRES=1 to skip the PostgreSQL tests.",
+            pytrace=False,
+        )
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def new_storage(request: pytest.FixtureRequest, tmp_path) -> Callable[[str], str]:
+    """``new_storage(backend)``: the storage string of a new, empty database."""
+    counter = iter(range(1_000_000))
+
+    def make(backend: str) -> str:
+        if backend == "memory":
+            return ":memory:"
+        if backend == "sqlite":
+            return str(tmp_path / f"store{next(counter)}.db")
+        admin: Engine = request.getfixturevalue("postgres_admin")
+        schema = f"hl_test_{os.getpid()}_{uuid.uuid4().hex[:10]}"
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+
+        def drop() -> None:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+
+        request.addfinalizer(drop)
+        url = make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={schema}"})
+        return url.render_as_string(hide_password=False)
+
+    return make

@@ -120,7 +120,7 @@ def test_nni_v2_config_is_translated(project):
     [
         ("trainingService:\n  platform: remote\n", r"trainingService.platform.*'remote'"),
         ("nniManagerIp: 10.0.0.1\n", r"'nniManagerIp'"),
-        ("advisor:\n  name: Hyperband\n", r"'advisor'"),
+        ("advisor:\n  name: PPOTuner\n", r"'advisor.name' = 'PPOTuner'"),
         ("useAnnotation: true\n", r"'useAnnotation'"),
         ("tuner:\n  name: TPE\n  classArgs:\n    optimize_mode: best\n", r"optimize_mode.*'best'"),
     ],

@@ -14,7 +14,6 @@ import pytest
 import hyperlab
 from hyperlab import TrialStatus
 from hyperlab.store import Store
-from tests.conftest import POSTGRES_URL
 from tests.executors.harness import pid_alive
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,5 +112,5 @@ def test_resume_after_sigkill_sqlite(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.postgres
-def test_resume_after_sigkill_postgres():
-    check_resume(POSTGRES_URL)
+def test_resume_after_sigkill_postgres(new_storage):
+    check_resume(new_storage("postgresql"))

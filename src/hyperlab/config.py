@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import math
 import os
 import re
@@ -25,6 +26,7 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -36,12 +38,12 @@ __all__ = [
     "DEFAULT_MAX_FAILED_TRIALS",
     "DEFAULT_MAX_LOG_BYTES",
     "MIN_MAX_LOG_BYTES",
-    "AssessorConfig",
     "ExperimentConfig",
     "ExperimentOptions",
     "GpuConfig",
     "Registry",
     "TrialConfig",
+    "check_arguments",
     "class_path",
     "describe_validation_error",
     "import_path",
@@ -109,6 +111,9 @@ class ExperimentOptions(BaseModel):
     mode: Mode = Mode.MIN
     tuner: str = "random"
     tuner_args: dict[str, Any] = Field(default_factory=dict)
+    assessor: str | None = None
+    assessor_args: dict[str, Any] = Field(default_factory=dict)
+    checkpoint_keep: int = Field(default=1, ge=1)
     max_trials: int | None = Field(default=None, ge=1)
     max_duration: float | None = None
     concurrency: int = Field(default=1, ge=1)
@@ -129,7 +134,7 @@ class ExperimentOptions(BaseModel):
     def _path(cls, value: Any) -> Any:
         return os.fspath(value) if isinstance(value, os.PathLike) else value
 
-    @field_validator("tuner_args", mode="before")
+    @field_validator("tuner_args", "assessor_args", mode="before")
     @classmethod
     def _args(cls, value: Any) -> Any:
         return {} if value is None else value
@@ -207,42 +212,34 @@ class TrialConfig(BaseModel):
         return self
 
 
-class AssessorConfig(BaseModel):
-    """An assessor chosen by name, with its arguments."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str
-    args: dict[str, Any] = Field(default_factory=dict)
-
-
 class ExperimentConfig(ExperimentOptions):
     """An experiment config file (YAML or JSON), as ``hyperlab run CONFIG`` reads it: the run
     options plus what to search and what to run.
 
-    ``tuner`` may be a name or ``{name, args}``. Relative paths (``search_space`` as a file,
-    ``trial.code_dir``, ``working_dir``) are resolved against the config file's folder by
-    ``load_config``. See ``docs/config.md`` for every field.
+    ``tuner`` and ``assessor`` may be a name or ``{name, args}``. Relative paths
+    (``search_space`` as a file, ``trial.code_dir``, ``working_dir``, a SQLite ``storage``) are
+    resolved against the config file's folder by ``load_config``. See ``docs/config.md`` for
+    every field.
     """
 
     search_space: dict[str, Any] | str
     trial: TrialConfig
     executor: str | None = None  # type: ignore[assignment]  # default depends on the trial
-    assessor: AssessorConfig | None = None
     storage: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
-    def _tuner_block(cls, data: Any) -> Any:
-        tuner = data.get("tuner") if isinstance(data, dict) else None
-        if isinstance(tuner, dict):
-            unknown = sorted(set(tuner) - {"name", "args"})
-            if unknown or "name" not in tuner:
-                raise ValueError(
-                    f"tuner: expected a name or {{name, args}}, got fields {sorted(tuner)}"
-                )
-            data = {**data, "tuner": tuner["name"], "tuner_args": tuner.get("args") or {}}
+    def _blocks(cls, data: Any) -> Any:
+        for key in ("tuner", "assessor"):
+            block = data.get(key) if isinstance(data, dict) else None
+            if isinstance(block, dict):
+                unknown = sorted(set(block) - {"name", "args"})
+                if unknown or "name" not in block:
+                    raise ValueError(
+                        f"{key}: expected a name or {{name, args}}, got fields {sorted(block)}"
+                    )
+                data = {**data, key: block["name"], f"{key}_args": block.get("args") or {}}
         return data
 
     @property
@@ -301,7 +298,7 @@ def _check_fields(data: dict, model: type[BaseModel], prefix: str) -> None:
             near = difflib.get_close_matches(str(key), known, n=1)
             hint = f"; did you mean {near[0]!r}?" if near else f"; valid fields: {', '.join(known)}"
             raise ConfigError(f"config: unknown field '{prefix}{key}'{hint}")
-    for key, sub in (("trial", TrialConfig), ("gpus", GpuConfig), ("assessor", AssessorConfig)):
+    for key, sub in (("trial", TrialConfig), ("gpus", GpuConfig)):
         if isinstance(data.get(key), dict) and model is ExperimentConfig:
             _check_fields(data[key], sub, f"{key}.")
 
@@ -441,3 +438,55 @@ def import_path(field: str, path: str) -> Any:
 def class_path(cls: type) -> str:
     """``"package.module:Class"``: how a registry finds ``cls`` again in another process."""
     return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def check_arguments(
+    cls: type, args: dict[str, Any] | None, field: str, *, given: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """``args`` checked against the keyword-only arguments ``cls.__init__`` declares (their
+    names, and their types with pydantic: ``"10"`` for an ``int`` is taken, ``"x"`` for a
+    ``float`` is not), converted to those types.
+
+    Args:
+        cls: The class to be built with ``args``.
+        args: The user's arguments (``tuner_args``, ``assessor_args``).
+        field: How to name them in messages (``"tuner_args of 'tpe'"``).
+        given: Arguments the framework passes itself (``mode``, ``seed``...): not the user's.
+
+    Raises:
+        ConfigError: for an argument the class does not take, or a value of the wrong type,
+            naming the argument and the value.
+    """
+    parameters = _keyword_arguments(cls, given)
+    unknown = sorted(set(args or {}) - set(parameters))
+    if unknown:
+        raise ConfigError(
+            f"{field} does not accept {', '.join(map(repr, unknown))}; "
+            f"its arguments are: {', '.join(parameters) or 'none'}"
+        )
+    model = create_model(
+        f"{cls.__name__}Arguments",
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+        **parameters,  # type: ignore[call-overload]
+    )
+    try:
+        checked = model(**(args or {}))
+    except ValidationError as exc:
+        raise ConfigError(f"{field}: {describe_validation_error(exc)}") from None
+    return {name: getattr(checked, name) for name in args or {}}
+
+
+def _keyword_arguments(cls: type, given: tuple[str, ...]) -> dict[str, tuple[Any, Any]]:
+    """A class's own keyword-only arguments: name -> (annotation, default)."""
+    try:
+        signature = inspect.signature(cls, eval_str=True)
+    except (NameError, TypeError):  # annotations that cannot be resolved: check names only
+        signature = inspect.signature(cls)
+    return {
+        p.name: (
+            Any if p.annotation is p.empty or isinstance(p.annotation, str) else p.annotation,
+            p.default if p.default is not p.empty else ...,
+        )
+        for p in signature.parameters.values()
+        if p.kind is p.KEYWORD_ONLY and p.name not in given
+    }

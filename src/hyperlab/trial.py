@@ -16,10 +16,12 @@ __all__ = ["ExperimentStatus", "Mode", "Report", "Trial", "TrialStatus"]
 
 
 class TrialStatus(str, enum.Enum):
-    """Where a trial stands; the names are NNI's."""
+    """Where a trial stands; the names are NNI's, plus PAUSED (shown to NNI clients as WAITING):
+    a scheduler stopped it to resume it later from its checkpoint."""
 
     WAITING = "WAITING"
     RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
     SUCCEEDED = "SUCCEEDED"
     FAILED = "FAILED"
     EARLY_STOPPED = "EARLY_STOPPED"
@@ -27,8 +29,8 @@ class TrialStatus(str, enum.Enum):
     SYS_CANCELED = "SYS_CANCELED"
 
     def is_finished(self) -> bool:
-        """True once the trial will never run again (anything but WAITING and RUNNING)."""
-        return self not in (TrialStatus.WAITING, TrialStatus.RUNNING)
+        """True once the trial ended (anything but WAITING, RUNNING and PAUSED)."""
+        return self not in (TrialStatus.WAITING, TrialStatus.RUNNING, TrialStatus.PAUSED)
 
     def __str__(self) -> str:
         return self.value
@@ -120,6 +122,8 @@ class Trial:
         error: Why it failed or was stopped, if it did.
         seed: The trial's own random seed, derived from the experiment seed.
         created_at / started_at / finished_at: Seconds since the epoch, or None.
+        parent: The trial whose checkpoint this one started from (population based
+            training's exploit), or None.
     """
 
     experiment_id: str
@@ -135,6 +139,7 @@ class Trial:
     created_at: float | None = None
     started_at: float | None = None
     finished_at: float | None = None
+    parent: int | None = None
 
     @property
     def id(self) -> str:

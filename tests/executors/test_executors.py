@@ -12,7 +12,6 @@ import hyperlab
 from hyperlab import TrialStatus
 from hyperlab import space as hs
 from tests import objectives
-from tests.conftest import POSTGRES_URL
 from tests.executors.harness import pid_alive
 
 EXECUTORS = ["inprocess", "threads", "processes"]
@@ -242,8 +241,10 @@ def test_closures_and_lambdas_run_in_processes():
 @pytest.mark.parametrize(
     "storage", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
-def test_trial_row_is_committed_before_a_worker_process_runs_it(tmp_path, monkeypatch, storage):
-    url = POSTGRES_URL if storage == "postgres" else f"sqlite:///{tmp_path / 'wal.db'}"
+def test_trial_row_is_committed_before_a_worker_process_runs_it(
+    tmp_path, monkeypatch, storage, new_storage
+):
+    url = new_storage("postgresql") if storage == "postgres" else f"sqlite:///{tmp_path / 'wal.db'}"
     monkeypatch.setenv("HYPERLAB_TEST_URL", url)
     result = hyperlab.run(
         objectives.check_own_row,

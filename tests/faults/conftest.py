@@ -8,13 +8,12 @@ import subprocess
 import pytest
 
 from tests.faults.harness import kill
-from tests.store.conftest import new_storage, postgres_admin  # noqa: F401 (fixtures)
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 
 
 @pytest.fixture(params=BACKENDS)
-def storage(request: pytest.FixtureRequest, new_storage) -> str:  # noqa: F811
+def storage(request: pytest.FixtureRequest, new_storage) -> str:
     """The storage string of a new, empty database that other processes can open too."""
     return new_storage(request.param)
 

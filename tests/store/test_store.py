@@ -166,6 +166,7 @@ def test_a_version_1_store_is_migrated_when_first_opened(persistent_storage: str
         ):
             conn.execute(text(f"ALTER TABLE experiments DROP COLUMN {column}"))
         conn.execute(text("ALTER TABLE controls DROP COLUMN applied"))
+        conn.execute(text("ALTER TABLE trials DROP COLUMN parent"))
         conn.execute(
             text("UPDATE experiments SET config = :c"),
             {"c": '{"metric": "loss", "mode": "max", "objective_ref": "old:f"}'},

@@ -102,7 +102,14 @@ END_EVENTS = (Finished, Failed, Stopped)
 class TrialSpec:
     """What an executor needs to run one trial.
 
-    ``devices`` is filled by the executor when it places the trial on a ``DevicePool``.
+    Attributes:
+        number / trial_id / params / seed: The trial's.
+        trial_dir: Its folder (outputs, channel, checkpoints), or None for none.
+        attempt: 1, or more when it runs again after its driver died.
+        devices: Filled by the executor when it places the trial on a ``DevicePool``.
+        restore_from: The folder of the trial whose checkpoints this one starts from when it
+            has none of its own (population based training), or None.
+        checkpoint_keep: How many of its latest checkpoints the trial keeps.
     """
 
     number: int
@@ -112,6 +119,8 @@ class TrialSpec:
     trial_dir: str | None
     attempt: int = 1
     devices: tuple[int, ...] = ()
+    restore_from: str | None = None
+    checkpoint_keep: int = 1
 
 
 Listener = Callable[[Event], None]

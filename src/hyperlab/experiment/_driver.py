@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from hyperlab.assessors.base import Assessor, Resume
 from hyperlab.config import ExperimentOptions
 from hyperlab.executors.base import (
     Event,
@@ -33,6 +34,7 @@ from hyperlab.experiment._clock import SYSTEM_CLOCK, Clock
 from hyperlab.experiment._failures import FailureWatch
 from hyperlab.experiment._keeper import LeaseKeeper
 from hyperlab.experiment._progress import make_progress
+from hyperlab.experiment._scheduling import Scheduling, Verdict
 from hyperlab.reporting import is_finite_number
 from hyperlab.store import (
     HEARTBEAT_INTERVAL,
@@ -104,6 +106,7 @@ class Driver:
         tuner: Tuner,
         executor: Executor,
         *,
+        assessor: Assessor | None = None,
         history: list[Trial] | None = None,
         experiment_dir: Path,
         progress: bool | float | None = False,
@@ -118,9 +121,12 @@ class Driver:
         self.trials_dir = str(experiment_dir / "trials")
         self.clock = clock
         self.started = threading.Event()
+        self.scheduling = Scheduling(assessor)
         self.active: dict[int, Trial] = {}
         self.requeue: deque[Trial] = deque()
-        self.stop_reasons: dict[int, TrialStatus] = {}
+        self.paused: dict[int, Trial] = {}
+        self.stop_reasons: dict[int, Verdict] = {}
+        self.reported: set[int] = set()  # active trials that reported something
         self.next_number = 0
         self.counts = {"finished": 0, "failed": 0}
         self.best: float | None = None
@@ -140,7 +146,9 @@ class Driver:
         (waiting, running, or SYS_CANCELED by an experiment stop or a crash)."""
         for trial in history:
             self.next_number = max(self.next_number, trial.number + 1)
-            if trial.status.is_finished() and trial.status is not TrialStatus.SYS_CANCELED:
+            if trial.status is TrialStatus.PAUSED:
+                self.paused[trial.number] = trial  # stays paused: a scheduler resumes it
+            elif trial.status.is_finished() and trial.status is not TrialStatus.SYS_CANCELED:
                 self._count(trial)
                 self.failures.record(trial)
                 self.tuner.observe(trial)
@@ -155,6 +163,8 @@ class Driver:
                         error=None,
                     )
                 )
+        self.scheduling.replay(history)
+
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -199,6 +209,7 @@ class Driver:
             while True:
                 self._housekeeping()
                 if self.ending is None:
+                    self._schedule()
                     self._submit_more()
                 if not self.executor.running and (self.ending is not None or self._no_more()):
                     break
@@ -256,7 +267,7 @@ class Driver:
         """Stop what still runs, record it, write the final status and give the lease up."""
         self.closing = True
         for number in self.active:
-            self.stop_reasons.setdefault(number, reason)
+            self.stop_reasons.setdefault(number, Verdict(reason))
         assert self.keeper is not None
         try:
             try:
@@ -264,7 +275,8 @@ class Driver:
             finally:
                 now = self.clock.time()
                 for trial in list(self.active.values()):  # e.g. an in-process trial hit by ^C
-                    self._finish(trial, self.stop_reasons.pop(trial.number, reason), now)
+                    verdict = self.stop_reasons.pop(trial.number, Verdict(reason))
+                    self._finish(trial, verdict.status, now, error=verdict.error)
                 status = self.ending or ExperimentStatus.DONE
                 self._set_status(status, finished_at=now, error=self.error)
                 self.store.flush()
@@ -288,6 +300,22 @@ class Driver:
         return self.exhausted or (
             self.max_trials is not None and self.next_number >= self.max_trials
         )
+
+    def _schedule(self) -> bool:
+        """Act on what the assessor asks for now; True if a trial was queued."""
+        queued = False
+        for action in self.scheduling.actions(self.clock.time()):
+            if isinstance(action, Resume):
+                paused = self.paused.pop(action.number, None)
+                if paused is not None:
+                    self.requeue.appendleft(replace(paused, status=TrialStatus.WAITING))
+                    queued = True
+            elif self.max_trials is None or self.next_number < self.max_trials:  # a Branch
+                trial = self._trial(self.next_number, action.params, parent=action.parent)
+                self.next_number += 1
+                self.requeue.append(trial)
+                queued = True
+        return queued
 
     def _can_submit(self) -> bool:
         return self.ending is None and not self._no_more() and self.executor.free_slots > 0
@@ -322,21 +350,20 @@ class Driver:
             self.exhausted = True
             return None
         self.next_number += 1
+        return self._trial(number, params)
+
+    def _trial(self, number: int, params: dict[str, Any], *, parent: int | None = None) -> Trial:
         return Trial(
             self.id,
             number,
             params,
-            TrialStatus.WAITING,
-            1,
-            None,
-            {},
-            (),
-            None,
-            self.trial_seed(number),
-            self.clock.time(),
+            seed=self.trial_seed(number),
+            created_at=self.clock.time(),
+            parent=parent,
         )
 
     def _spec(self, trial: Trial) -> TrialSpec:
+        restore = None if trial.parent is None else f"{self.trials_dir}{os.sep}{trial.parent}"
         return TrialSpec(
             trial.number,
             trial.id,
@@ -344,6 +371,8 @@ class Driver:
             trial.seed,
             f"{self.trials_dir}{os.sep}{trial.number}",
             trial.attempt,
+            restore_from=restore,
+            checkpoint_keep=self.options.checkpoint_keep,
         )
 
     # ---- events ---------------------------------------------------------------------------
@@ -354,9 +383,14 @@ class Driver:
             return
         if isinstance(event, Reported):
             metrics = self._normalize(event.metrics)
-            self.store.add_report(
-                self.id, trial.number, Report(event.step, metrics, event.time, trial.attempt)
-            )
+            report = Report(event.step, metrics, event.time, trial.attempt)
+            self.store.add_report(self.id, trial.number, report)
+            self.reported.add(trial.number)
+            if trial.number not in self.stop_reasons:
+                verdict = self.scheduling.reported(trial, report, event.time)
+                if verdict is not None:
+                    self.stop_reasons[trial.number] = verdict
+                    self.executor.stop(trial.number)
             if not self.closing:
                 self._housekeeping()
         elif isinstance(event, Started):
@@ -369,9 +403,11 @@ class Driver:
                 seed=trial.seed,
                 created_at=trial.created_at,
                 started_at=event.time,
+                parent=trial.parent,
             )
             self.active[trial.number] = trial
             self.store.put_trial(trial)
+            self.scheduling.started(trial, event.time)
         elif isinstance(event, Finished):
             metrics = self._normalize(event.metrics)
             value, error = self._objective_value(metrics)
@@ -380,9 +416,14 @@ class Driver:
         elif isinstance(event, Failed):
             self._finish(trial, TrialStatus.FAILED, event.time, error=event.error)
         else:
-            status = self.stop_reasons.pop(trial.number, TrialStatus.USER_CANCELED)
+            verdict = self.stop_reasons.pop(trial.number, Verdict(TrialStatus.USER_CANCELED))
             metrics = self._normalize(event.metrics) if event.metrics else {}
-            self._finish(trial, status, event.time, metrics=metrics)
+            value = None
+            if verdict.status is TrialStatus.EARLY_STOPPED:  # the tuner sees its last value
+                value = self._objective_value(metrics)[0]
+            self._finish(
+                trial, verdict.status, event.time, value=value, metrics=metrics, error=verdict.error
+            )
 
     def _normalize(self, metrics: dict[str, Any]) -> dict[str, Any]:
         """A bare reported value (key ``default``) is the objective: name it after ``metric``."""
@@ -434,10 +475,17 @@ class Driver:
             trial.created_at,
             trial.started_at,
             when,
+            trial.parent,
         )
         del self.active[trial.number]
+        reported = trial.number in self.reported
+        self.reported.discard(trial.number)
         self.store.put_trial(trial)
         if status is TrialStatus.SYS_CANCELED:  # interrupted: it runs again on resume
+            return
+        self.scheduling.ended(trial, when, reported=reported)
+        if status is TrialStatus.PAUSED:  # a scheduler resumes it later
+            self.paused[trial.number] = trial
             return
         self._count(trial)
         self.tuner.observe(trial)
@@ -459,7 +507,7 @@ class Driver:
         """Stop submitting; ask every running trial to stop, recorded with ``reason``."""
         self.ending = status
         for number in list(self.active):
-            self.stop_reasons[number] = reason
+            self.stop_reasons[number] = Verdict(reason)
             self.executor.stop(number)
 
     def _set_status(self, status: ExperimentStatus, **fields: object) -> None:
@@ -478,9 +526,15 @@ class Driver:
                 self._end(ExperimentStatus.STOPPED, TrialStatus.SYS_CANCELED)
             return ControlOutcome.ok()
         if isinstance(request, KillTrial):
+            paused = self.paused.pop(request.number, None)
+            if paused is not None:
+                self.active[paused.number] = paused
+                now = self.clock.time()
+                self._finish(paused, TrialStatus.USER_CANCELED, now, metrics=paused.metrics)
+                return ControlOutcome.ok()
             if request.number not in self.active:
                 return ControlOutcome.rejected(f"trial {request.number} is not running")
-            self.stop_reasons[request.number] = TrialStatus.USER_CANCELED
+            self.stop_reasons[request.number] = Verdict(TrialStatus.USER_CANCELED)
             self.executor.stop(request.number)
             return ControlOutcome.ok()
         if isinstance(request, SetConcurrency):

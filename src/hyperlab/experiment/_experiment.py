@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import cloudpickle
 
+from hyperlab.assessors.base import Assessor, assessor_name
 from hyperlab.config import (
     DEFAULT_MAX_LOG_BYTES,
     ExperimentConfig,
@@ -29,6 +30,7 @@ from hyperlab.executors.base import Executor
 from hyperlab.experiment._driver import Driver
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._setup import (
+    make_assessor,
     make_executor,
     objective_folder,
     random_seed,
@@ -68,6 +70,8 @@ class Experiment:
         mode: Mode | Literal["min", "max"] = Mode.MIN,
         tuner: str | type[Tuner] | Tuner = "random",
         tuner_args: dict[str, Any] | None = None,
+        assessor: str | type[Assessor] | None = None,
+        assessor_args: dict[str, Any] | None = None,
         max_trials: int | None = None,
         max_duration: float | str | None = None,
         concurrency: int = 1,
@@ -81,6 +85,7 @@ class Experiment:
         name: str | None = None,
         gpus: GpuConfig | Mapping[str, Any] | None = None,
         working_dir: str | os.PathLike | None = None,
+        checkpoint_keep: int = 1,
         max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
         progress: bool | float | None = None,
     ) -> None:
@@ -90,6 +95,9 @@ class Experiment:
             mode=mode,
             tuner=tuner_name(tuner),
             tuner_args=tuner_args,
+            assessor=None if assessor is None else assessor_name(assessor),
+            assessor_args=assessor_args,
+            checkpoint_keep=checkpoint_keep,
             max_trials=max_trials,
             max_duration=max_duration,
             concurrency=concurrency,
@@ -113,6 +121,7 @@ class Experiment:
         tuner_obj = create_tuner(
             tuner, space, mode=options.mode, seed=seed, args=options.tuner_args
         )
+        assessor_obj = make_assessor(options, tuner_obj, assessor)
         options = with_budget(options, tuner_obj)
         executor_obj = make_executor(options, objective)
         store = Store.open(storage)
@@ -131,7 +140,9 @@ class Experiment:
             tuner=try_pickle(tuner) if isinstance(tuner, Tuner) else None,
             created_at=time.time(),
         )
-        self._setup(store, record, options, tuner_obj, executor_obj, None, progress, storage)
+        self._setup(
+            store, record, options, tuner_obj, assessor_obj, executor_obj, None, progress, storage
+        )
 
     def _setup(
         self,
@@ -139,6 +150,7 @@ class Experiment:
         record: ExperimentRecord,
         options: ExperimentOptions,
         tuner: Tuner,
+        assessor: Assessor | None,
         executor: Executor,
         history: list[Trial] | None,
         progress: bool | float | None,
@@ -151,6 +163,7 @@ class Experiment:
         self._record = record
         self._options = options
         self._tuner = tuner
+        self._assessor = assessor
         self._executor = executor
         self._history = history
         self._progress = progress
@@ -173,11 +186,6 @@ class Experiment:
         """
         if not isinstance(config, ExperimentConfig):
             config = load_config(config)
-        if config.assessor is not None:
-            raise ConfigError(
-                f"assessor: no assessor is available in this version of hyperlab yet "
-                f"(got {config.assessor.name!r}); remove `assessor` to run without early stopping"
-            )
         options = config.options()
         return cls(
             trial_objective(config),
@@ -206,14 +214,16 @@ class Experiment:
             tuner = create_tuner(
                 options.tuner, space, mode=options.mode, seed=record.seed, args=options.tuner_args
             )
+        assessor = make_assessor(options, tuner, options.assessor)
         self = cls.__new__(cls)
         self._setup(
             store,
             record,
             with_budget(options, tuner),
             tuner,
+            assessor,
             make_executor(options, objective),
-            store.get_trials(record.id, reports=False),
+            store.get_trials(record.id, reports=assessor is not None),  # it replays them
             progress,
             storage,
         )
@@ -266,6 +276,7 @@ class Experiment:
             self._options,
             self._tuner,
             self._executor,
+            assessor=self._assessor,
             history=self._history or [],
             experiment_dir=folder,
             progress=self._progress,

@@ -14,6 +14,7 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
+from hyperlab.assessors.base import Assessor, create_assessor
 from hyperlab.config import ExperimentConfig, ExperimentOptions, GpuConfig, import_path
 from hyperlab.errors import ConfigError
 from hyperlab.executors import CommandTrial
@@ -34,6 +35,38 @@ def with_budget(options: ExperimentOptions, tuner: Tuner) -> ExperimentOptions:
             "max_trials=N and/or max_duration (seconds or '30m', '2h')"
         )
     return options
+
+
+def make_assessor(
+    options: ExperimentOptions, tuner: Tuner, assessor: str | type[Assessor] | None
+) -> Assessor | None:
+    """The experiment's assessor: the one ``assessor`` names (with ``assessor_args``), or the
+    tuner itself when it schedules its trials too (``bohb``); None for no early stopping.
+
+    Raises:
+        ConfigError: an unknown name, bad arguments, or an assessor beside a tuner that
+            schedules its own trials.
+    """
+    if isinstance(tuner, Assessor):
+        if assessor is not None:
+            raise ConfigError(
+                f"assessor: the {options.tuner!r} tuner schedules its own trials (it is an "
+                f"advisor, as NNI says); remove assessor={options.assessor!r}"
+            )
+        return tuner
+    if assessor is None:
+        if options.assessor_args:
+            raise ConfigError(
+                f"assessor_args: given ({sorted(options.assessor_args)}) without an assessor"
+            )
+        return None
+    return create_assessor(
+        assessor,
+        mode=options.mode,
+        metric=options.metric,
+        seed=options.seed or 0,
+        args=options.assessor_args,
+    )
 
 
 def make_executor(options: ExperimentOptions, objective: Callable[..., Any]) -> Executor:

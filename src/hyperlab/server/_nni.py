@@ -76,6 +76,11 @@ TrialJobId = Annotated[str, Path(description="A trial's id: <experiment id>-<num
 # ---- translation into NNI's shapes ------------------------------------------------------------
 
 
+def nni_status(status: TrialStatus) -> TrialStatus:
+    """A trial status as NNI knows them: PAUSED (resumed later by a scheduler) is WAITING."""
+    return TrialStatus.WAITING if status is TrialStatus.PAUSED else status
+
+
 def _ms(seconds: float | None) -> int | None:
     return None if seconds is None else round(seconds * 1000)
 
@@ -135,7 +140,7 @@ def _trial_job(trial: Trial, metric: str | None, folder: str) -> NniTrialJob:
     return NniTrialJob(
         trialJobId=trial.id,
         sequenceId=trial.number,
-        status=trial.status,
+        status=nni_status(trial.status),
         startTime=_ms(trial.started_at or trial.created_at),
         endTime=_ms(trial.finished_at),
         hyperParameters=[json.dumps(hyper)],
@@ -272,7 +277,8 @@ def update_profile(
 def job_statistics(request: Request, record: Selected) -> list[NniJobStatistics]:
     counts: dict[TrialStatus, int] = {}
     for trial in context(request).store.get_trials(record.id, reports=False):
-        counts[trial.status] = counts.get(trial.status, 0) + 1
+        status = nni_status(trial.status)
+        counts[status] = counts.get(status, 0) + 1
     return [NniJobStatistics(trialJobStatus=s, trialJobNumber=n) for s, n in counts.items()]
 
 
@@ -290,7 +296,9 @@ def list_trial_jobs(
     folder = _folder(request, record)
     metric = record.options.metric
     trials = context(request).store.get_trials(record.id, reports=False)
-    return [_trial_job(t, metric, folder) for t in trials if status in (None, t.status)]
+    return [
+        _trial_job(t, metric, folder) for t in trials if status in (None, nni_status(t.status))
+    ]
 
 
 @router.get(

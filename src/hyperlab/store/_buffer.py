@@ -44,7 +44,7 @@ _TRIAL_COLUMNS = tuple(column.name for column in trials.c)
 _REPORT_COLUMNS = ("experiment_id", "number", "attempt", "step", "metrics", "time")
 _EVENT_COLUMNS = ("experiment_id", "number", "attempt", "status", "time")
 _CONTROL_COLUMNS = ("applied_at", "applied", "message", "control_id")
-_UNFINISHED = frozenset({TrialStatus.WAITING.value, TrialStatus.RUNNING.value})
+_UNFINISHED = frozenset(s.value for s in TrialStatus if not s.is_finished())
 _MIN_INT64, _MAX_INT64 = -(2**63), 2**63 - 1
 _Key = tuple[str, int]
 
@@ -159,6 +159,7 @@ class WriteBuffer:
             trial.created_at,
             trial.started_at,
             trial.finished_at,
+            trial.parent,
         )
         if last is None or last[0] != status or last[1] != attempt:
             self.events.append((experiment_id, number, attempt, status, self._clock()))

@@ -117,6 +117,7 @@ TRIAL_COLUMNS = (
     trials.c.created_at,
     trials.c.started_at,
     trials.c.finished_at,
+    trials.c.parent,
 )
 _STATUSES = {status.value: status for status in TrialStatus}
 
@@ -135,6 +136,7 @@ def trial_from_row(row: Any, trial_reports: tuple[Report, ...]) -> Trial:
         created,
         started,
         finished,
+        parent,
     ) = row
     return Trial(
         experiment_id,
@@ -150,6 +152,7 @@ def trial_from_row(row: Any, trial_reports: tuple[Report, ...]) -> Trial:
         created,
         started,
         finished,
+        parent,
     )
 
 

@@ -113,6 +113,7 @@ trials = Table(
     Column("created_at", Double),
     Column("started_at", Double),
     Column("finished_at", Double),
+    Column("parent", Integer),  # since version 2: the trial it continues from (PBT)
 )
 
 reports = Table(
@@ -233,6 +234,7 @@ def _v1_to_v2(conn: Connection) -> int:
     """``objective_ref`` moves out of the options into a column; a tuner instance, the
     objective's folder, the driver's lease and the time spent get columns; control outcomes
     get ``applied`` instead of the message prefix ``"error: "``."""
+    _add_column(conn, trials, "parent")
     for column in (
         "objective_ref",
         "objective_path",

@@ -8,14 +8,12 @@ that replaying the history after a crash gives the same next proposal.
 
 from __future__ import annotations
 
-import inspect
 from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
-from pydantic import ConfigDict, ValidationError, create_model
 
-from hyperlab.config import Registry, class_path, describe_validation_error
+from hyperlab.config import Registry, check_arguments, class_path
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Mode, Trial
@@ -149,23 +147,8 @@ def create_tuner(
         raise ConfigError(
             f"tuner: expected a name, a Tuner subclass or a Tuner instance, got {tuner!r}"
         )
-    parameters = _arguments(cls)
-    unknown = sorted(set(args or {}) - set(parameters))
-    if unknown:
-        raise ConfigError(
-            f"tuner_args: {name!r} does not accept {', '.join(map(repr, unknown))}; "
-            f"its arguments are: {', '.join(parameters) or 'none'}"
-        )
-    model = create_model(
-        f"{cls.__name__}Arguments",
-        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
-        **parameters,  # type: ignore[call-overload]
-    )
-    try:
-        checked = model(**(args or {}))
-    except ValidationError as exc:
-        raise ConfigError(f"tuner_args of {name!r}: {describe_validation_error(exc)}") from None
-    return cls(space, mode=mode, seed=seed, **{k: getattr(checked, k) for k in args or {}})
+    checked = check_arguments(cls, args, f"tuner_args of {name!r}", given=("mode", "seed"))
+    return cls(space, mode=mode, seed=seed, **checked)
 
 
 def _check_instance(
@@ -187,19 +170,3 @@ def _check_instance(
             f"the experiment mode={mode.value!r}"
         )
     return tuner
-
-
-def _arguments(cls: type[Tuner]) -> dict[str, tuple[Any, Any]]:
-    """The tuner's own keyword-only arguments: name -> (annotation, default)."""
-    try:
-        signature = inspect.signature(cls.__init__, eval_str=True)
-    except (NameError, TypeError):  # annotations that cannot be resolved: check names only
-        signature = inspect.signature(cls.__init__)
-    return {
-        p.name: (
-            Any if p.annotation is p.empty or isinstance(p.annotation, str) else p.annotation,
-            p.default if p.default is not p.empty else ...,
-        )
-        for p in signature.parameters.values()
-        if p.kind is p.KEYWORD_ONLY and p.name not in ("mode", "seed")
-    }

@@ -64,8 +64,8 @@ def translate_nni_config(data: dict[str, Any]) -> dict[str, Any]:
             gpu_number = _count(key, value)
         elif key == "tuner":
             out.update(_tuner(value))
-        elif key == "assessor":
-            out["assessor"] = _assessor(value)
+        elif key in ("assessor", "advisor"):
+            out.update(_scheduler(key, value))
         elif key == "trainingService":
             gpus.update(_training_service(value))
         elif key == "experimentType":
@@ -132,9 +132,43 @@ def _tuner(value: Any) -> dict[str, Any]:
     return out
 
 
-def _assessor(value: Any) -> dict[str, Any]:
-    name, args = _component("assessor", value)
-    return {"name": name, "args": args}
+# NNI's assessors and advisors, and how their classArgs are named here
+_SCHEDULERS: dict[str, tuple[str, str, dict[str, str]]] = {
+    # NNI name: (field, hyperlab name, NNI argument -> hyperlab argument)
+    "Medianstop": ("assessor", "median", {}),
+    "Curvefitting": ("assessor", "curvefit", {}),
+    "Hyperband": ("assessor", "hyperband", {"R": "max_resource", "eta": "reduction_factor"}),
+    "BOHB": (
+        "tuner",
+        "bohb",
+        {"min_budget": "min_resource", "max_budget": "max_resource", "eta": "reduction_factor"},
+    ),
+}
+_IGNORED_ARGS = {"exec_mode"}  # Hyperband's parallelism switch: hyperlab schedules asynchronously
+
+
+def _scheduler(key: str, value: Any) -> dict[str, Any]:
+    """NNI's ``assessor`` (Medianstop, Curvefitting) or ``advisor`` (Hyperband, BOHB)."""
+    name, args = _component(key, value)
+    if name not in _SCHEDULERS:
+        known = [n for n, (f, _, _) in _SCHEDULERS.items() if key == "advisor" or f == key]
+        raise _unsupported(f"{key}.name", name, f"the built-in {', '.join(known)}")
+    field, ours, renames = _SCHEDULERS[name]
+    out: dict[str, Any] = {}
+    mode = args.pop("optimize_mode", None)
+    if mode is not None:
+        if mode not in _MODES:
+            raise ConfigError(
+                f"config: {key}.classArgs.optimize_mode must be 'minimize' or 'maximize', "
+                f"got {mode!r}"
+            )
+        out["mode"] = _MODES[mode]
+    converted = {
+        renames.get(arg, arg): val for arg, val in args.items() if arg not in _IGNORED_ARGS
+    }
+    out[field] = ours
+    out[f"{field}_args"] = converted
+    return out
 
 
 def _training_service(value: Any) -> dict[str, Any]:

@@ -1,0 +1,251 @@
+"""The assessor interface and the registry that maps names (``"asha"``, NNI's ``"Medianstop"``) to
+assessors.
+
+An assessor reads trials' intermediate reports and answers each with a ``Decision``: go on,
+pause (a scheduler will resume the trial later, from its checkpoint, with more resource), or
+stop. Schedulers also say, through ``actions``, which paused trials to resume and, for
+population based training, which new trials to start from another trial's checkpoint.
+
+Like a tuner, an assessor is pure: it sees frozen ``Trial`` and ``Report`` records and the time
+the driver gives it, keeps its own state, and knows nothing of processes or storage. The driver
+calls it from one thread. Its decisions depend only on its arguments, its seed and the sequence
+of calls it received, so a fresh assessor fed the same history (on ``resume``) reaches the same
+state and makes the same decisions. ``hyperlab.testing.AssessorContract`` checks this.
+
+The **resource** of a report is ``step + 1`` (epochs, say), or the value of the reported metric
+named by ``resource_attr``. The **value** judged is the experiment's ``metric`` (``default`` or
+the only metric when none is set), better by ``mode``.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hyperlab.config import Registry, check_arguments, class_path
+from hyperlab.errors import ConfigError, TrialError
+from hyperlab.trial import Mode, Report, Trial
+
+__all__ = [
+    "ASSESSORS",
+    "Action",
+    "Assessor",
+    "Branch",
+    "Decision",
+    "Resume",
+    "assessor_class",
+    "assessor_name",
+    "assessor_names",
+    "create_assessor",
+    "register_assessor",
+]
+
+
+class Decision(str, enum.Enum):
+    """What a trial does after a report."""
+
+    CONTINUE = "continue"
+    PAUSE = "pause"  # stop it now, keep it to resume later from its checkpoint
+    STOP = "stop"  # stop it for good: EARLY_STOPPED
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Resume paused trial ``number``: its objective runs again and continues from its
+    checkpoint (``hyperlab.load_checkpoint()``)."""
+
+    number: int
+
+
+@dataclass(frozen=True)
+class Branch:
+    """Start a new trial with ``params`` that continues from trial ``parent``'s latest
+    checkpoint (population based training's exploit and explore)."""
+
+    parent: int
+    params: dict[str, Any]
+
+
+Action = Resume | Branch
+"""What a scheduler asks the driver to do besides answering reports."""
+
+
+class Assessor(ABC):
+    """Decides, report by report, whether trials go on.
+
+    Args:
+        mode: Which way the judged value is better.
+        metric: The reported metric judged; None for ``default`` or a report's only metric.
+        resource_attr: The reported metric that counts a trial's resource; None for
+            ``step + 1``.
+        seed: Root of the random streams the assessor uses (PBT's perturbations).
+
+    Subclasses implement ``on_report``; schedulers also override ``on_start``, ``on_end``
+    and ``actions``. Extra constructor arguments are keyword-only and come from
+    ``assessor_args``.
+    """
+
+    def __init__(
+        self,
+        *,
+        mode: Mode | str = Mode.MIN,
+        metric: str | None = None,
+        resource_attr: str | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.mode = Mode(mode)
+        self.metric = metric
+        self.resource_attr = resource_attr
+        self.seed = seed if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
+
+    def on_start(self, trial: Trial, now: float) -> None:  # noqa: B027  (an optional hook)
+        """A trial (new, resumed or branched) starts running."""
+
+    @abstractmethod
+    def on_report(self, trial: Trial, report: Report, now: float) -> Decision:
+        """The decision on ``trial`` after its ``report``.
+
+        Raises:
+            TrialError: the report lacks what the assessor judges (the trial then fails with
+                that message).
+        """
+
+    def on_end(self, trial: Trial, now: float) -> None:  # noqa: B027  (an optional hook)
+        """A trial ended for good (any finished status), or was paused (status PAUSED)."""
+
+    def actions(self, now: float) -> list[Action]:
+        """Paused trials to resume and trials to branch, now; asked after every event."""
+        return []
+
+    # ---- helpers for subclasses --------------------------------------------------------
+
+    def value(self, report: Report) -> float:
+        """The judged value of ``report`` (not sign-adjusted).
+
+        Raises:
+            TrialError: the metric is missing or not a finite number.
+        """
+        metrics = report.metrics
+        key = self.metric
+        if key is None:
+            key = "default" if "default" in metrics else next(iter(metrics), None)
+            if len(metrics) > 1 and "default" not in metrics:
+                raise TrialError(
+                    f"the assessor judges one metric, but the trial reported "
+                    f"{sorted(metrics)} and no `metric` says which; pass metric=<name>"
+                )
+        if key not in metrics:
+            raise TrialError(
+                f"the assessor judges metric {key!r}, which the trial's report at step "
+                f"{report.step} lacks (it has {sorted(metrics)})"
+            )
+        value = metrics[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+            raise TrialError(f"the assessor judges {key}={value!r}, which is not a number")
+        return float(value)
+
+    def loss(self, report: Report) -> float:
+        """``value`` turned into a loss to minimise (negated when ``mode`` is max)."""
+        return self.mode.sign * self.value(report)
+
+    def resource(self, report: Report) -> float:
+        """How much resource the trial had used at ``report``: ``step + 1``, or the metric
+        ``resource_attr``.
+
+        Raises:
+            TrialError: ``resource_attr`` is missing from the report.
+        """
+        if self.resource_attr is None:
+            return float(report.step + 1)
+        value = report.metrics.get(self.resource_attr)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TrialError(
+                f"resource_attr={self.resource_attr!r}: the trial's report at step "
+                f"{report.step} lacks it (it has {sorted(report.metrics)})"
+            )
+        return float(value)
+
+    def rng(self, *key: int) -> np.random.Generator:
+        """A generator derived from the seed and ``key``, independent of call order."""
+        return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
+
+
+ASSESSORS: Registry[Assessor] = Registry(
+    "assessor",
+    Assessor,
+    {
+        "median": "hyperlab.assessors._median:MedianAssessor",
+        "curvefit": "hyperlab.assessors._curvefit:CurveFittingAssessor",
+        "asha": "hyperlab.assessors._asha:ASHA",
+        "hyperband": "hyperlab.assessors._hyperband:Hyperband",
+        "pbt": "hyperlab.assessors._pbt:PopulationBasedTraining",
+    },
+    aliases={
+        "Medianstop": "median",
+        "Curvefitting": "curvefit",
+        "Hyperband": "hyperband",
+        "PBT": "pbt",
+    },
+)
+"""Assessor names for ``assessor=``: hyperlab's, NNI's spellings, users' own."""
+
+
+def register_assessor(
+    name: str, cls: type[Assessor] | str, *, aliases: tuple[str, ...] = ()
+) -> None:
+    """Make an assessor class (or its ``"module:Class"`` path) available as ``name``."""
+    ASSESSORS.register(name, cls, aliases=aliases)
+
+
+def assessor_names() -> list[str]:
+    """The names ``assessor=`` accepts, aliases included."""
+    return ASSESSORS.names()
+
+
+def assessor_class(name: str) -> type[Assessor]:
+    """The assessor class registered as ``name`` (or at ``"module:Class"``)."""
+    return ASSESSORS.get(name)
+
+
+def assessor_name(assessor: str | type[Assessor]) -> str:
+    """What the options store for ``assessor=``: a name as given, else the class's path."""
+    if isinstance(assessor, str):
+        return assessor
+    return ASSESSORS.name_of(assessor) or class_path(assessor)
+
+
+def create_assessor(
+    assessor: str | type[Assessor],
+    *,
+    mode: Mode | str,
+    metric: str | None,
+    seed: int,
+    args: dict[str, Any] | None = None,
+) -> Assessor:
+    """The assessor ``assessor`` names (or is), with ``args`` checked against the arguments
+    its constructor declares.
+
+    Raises:
+        ConfigError: an unknown name (listing the known ones), or an argument the assessor
+            does not take or of the wrong type (naming it and the value), or a value the
+            assessor refuses (``min_resource >= max_resource``, say).
+    """
+    if isinstance(assessor, type):
+        if not issubclass(assessor, Assessor):
+            raise ConfigError(f"assessor: expected an Assessor subclass, got {assessor!r}")
+        cls, name = assessor, class_path(assessor)
+    elif isinstance(assessor, str):
+        cls, name = assessor_class(assessor), assessor
+    else:
+        raise ConfigError(f"assessor: expected a name or an Assessor subclass, got {assessor!r}")
+    fixed = ("mode", "metric", "seed")
+    checked = check_arguments(cls, args, f"assessor_args of {name!r}", given=fixed)
+    return cls(mode=mode, metric=metric, seed=seed, **checked)

@@ -1,0 +1,111 @@
+"""The driver's side of an assessor: it feeds the assessor what trials do, turns its decisions
+into how trials end, and replays the history into a fresh assessor on resume.
+
+The driver acts on a decision by asking the executor to stop the trial, recording why:
+``EARLY_STOPPED`` for STOP, ``PAUSED`` for PAUSE (the trial keeps its reports and checkpoint and
+a scheduler's ``Resume`` runs it again later), ``FAILED`` when the report lacks what the assessor
+judges. Replay order is the time order the trials stamped on their starts, reports and ends, so a
+fresh assessor reaches the state the one before the crash had.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from dataclasses import dataclass
+
+from hyperlab.assessors.base import Action, Assessor, Decision
+from hyperlab.errors import TrialError
+from hyperlab.trial import Report, Trial, TrialStatus
+
+__all__ = ["Scheduling", "Verdict"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a trial the assessor did not let go on must end: its status, and an error."""
+
+    status: TrialStatus
+    error: str | None = None
+
+
+_VERDICTS = {
+    Decision.PAUSE: Verdict(TrialStatus.PAUSED),
+    Decision.STOP: Verdict(TrialStatus.EARLY_STOPPED),
+}
+
+
+class Scheduling:
+    """Feeds ``assessor`` (None: nothing is judged, every trial goes on).
+
+    Args:
+        assessor: The experiment's assessor, or None.
+    """
+
+    def __init__(self, assessor: Assessor | None) -> None:
+        self.assessor = assessor
+        self._silent_warned = False
+
+    def replay(self, history: list[Trial]) -> None:
+        """Feed a fresh assessor the stored trials (with their reports), in time order."""
+        if self.assessor is None:
+            return
+        moments: list[tuple[float, int, int, int, Trial, Report | None]] = []
+        for trial in history:
+            if trial.started_at is not None:
+                moments.append((trial.started_at, 0, trial.number, 0, trial, None))
+            for i, step in enumerate(trial.reports):
+                moments.append((step.time, 1, trial.number, i, trial, step))
+            ended = trial.status.is_finished() or trial.status is TrialStatus.PAUSED
+            if ended and trial.finished_at is not None:
+                moments.append((trial.finished_at, 2, trial.number, 0, trial, None))
+        moments.sort(key=lambda m: m[:4])
+        for when, kind, _, _, trial, report in moments:
+            if kind == 0:
+                self.assessor.on_start(trial, when)
+            elif report is not None:
+                with contextlib.suppress(TrialError):  # that trial failed for it then too
+                    self.assessor.on_report(trial, report, when)
+            else:
+                self.assessor.on_end(trial, when)
+
+    def started(self, trial: Trial, now: float) -> None:
+        """``trial`` started (or was resumed)."""
+        if self.assessor is not None:
+            self.assessor.on_start(trial, now)
+
+    def reported(self, trial: Trial, report: Report, now: float) -> Verdict | None:
+        """The verdict on ``trial`` after ``report``; None when it goes on."""
+        if self.assessor is None:
+            return None
+        try:
+            decision = self.assessor.on_report(trial, report, now)
+        except TrialError as exc:
+            return Verdict(TrialStatus.FAILED, str(exc))
+        return _VERDICTS.get(decision)
+
+    def ended(self, trial: Trial, now: float, *, reported: bool) -> None:
+        """``trial`` ended (or was paused); says once that a silent trial cannot be judged.
+
+        Args:
+            trial: Its record, as it ended.
+            now: When.
+            reported: Whether it reported anything.
+        """
+        if self.assessor is None:
+            return
+        silent = trial.status.is_finished() and trial.started_at is not None and not reported
+        if silent and not self._silent_warned:
+            self._silent_warned = True
+            print(
+                f"hyperlab: trial {trial.number} ended without reporting intermediate "
+                f"results, so the {type(self.assessor).__name__} assessor could not judge "
+                "it; a trial that never reports is never stopped early (report each epoch "
+                "with hyperlab.report(...))",
+                file=sys.stderr,
+            )
+        self.assessor.on_end(trial, now)
+
+    def actions(self, now: float) -> list[Action]:
+        """What the assessor asks for now (resumes, branches)."""
+        return [] if self.assessor is None else self.assessor.actions(now)
