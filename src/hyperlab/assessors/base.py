@@ -29,6 +29,7 @@ import numpy as np
 
 from hyperlab.config import Registry, check_arguments, class_path
 from hyperlab.errors import ConfigError, TrialError
+from hyperlab.space import SearchSpace
 from hyperlab.trial import Mode, Report, Trial
 
 __all__ = [
@@ -87,10 +88,13 @@ class Assessor(ABC):
         resource_attr: The reported metric that counts a trial's resource; None for
             ``step + 1``.
         seed: Root of the random streams the assessor uses (PBT's perturbations).
+        space: The experiment's search space (PBT perturbs parameters within it).
 
     Subclasses implement ``on_report``; schedulers also override ``on_start``, ``on_end``
     and ``actions``. Extra constructor arguments are keyword-only and come from
-    ``assessor_args``.
+    ``assessor_args``; a subclass declares ``resource_attr`` among them (and passes it on) if it
+    judges resources, and takes ``**kwargs`` for ``mode``, ``metric``, ``seed``, ``space``,
+    which the framework passes.
     """
 
     def __init__(
@@ -100,10 +104,12 @@ class Assessor(ABC):
         metric: str | None = None,
         resource_attr: str | None = None,
         seed: int | None = None,
+        space: SearchSpace | None = None,
     ) -> None:
         self.mode = Mode(mode)
         self.metric = metric
         self.resource_attr = resource_attr
+        self.space = space
         self.seed = seed if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
 
     def on_start(self, trial: Trial, now: float) -> None:  # noqa: B027  (an optional hook)
@@ -228,6 +234,7 @@ def create_assessor(
     mode: Mode | str,
     metric: str | None,
     seed: int,
+    space: SearchSpace | None = None,
     args: dict[str, Any] | None = None,
 ) -> Assessor:
     """The assessor ``assessor`` names (or is), with ``args`` checked against the arguments
@@ -246,6 +253,6 @@ def create_assessor(
         cls, name = assessor_class(assessor), assessor
     else:
         raise ConfigError(f"assessor: expected a name or an Assessor subclass, got {assessor!r}")
-    fixed = ("mode", "metric", "seed")
+    fixed = ("mode", "metric", "seed", "space")
     checked = check_arguments(cls, args, f"assessor_args of {name!r}", given=fixed)
-    return cls(mode=mode, metric=metric, seed=seed, **checked)
+    return cls(mode=mode, metric=metric, seed=seed, space=space, **checked)

@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+from hyperlab.assessors.base import Assessor
 from hyperlab.config import DEFAULT_MAX_LOG_BYTES, GpuConfig, validate_options
 from hyperlab.experiment._experiment import Experiment
 from hyperlab.experiment._result import Result
@@ -38,6 +39,8 @@ def run(
     mode: Mode | Literal["min", "max"] = Mode.MIN,
     tuner: str | type[Tuner] | Tuner = "random",
     tuner_args: dict[str, Any] | None = None,
+    assessor: str | type[Assessor] | None = None,
+    assessor_args: dict[str, Any] | None = None,
     max_trials: int | None = None,
     max_duration: float | str | None = None,
     concurrency: int = 1,
@@ -51,6 +54,7 @@ def run(
     name: str | None = None,
     gpus: GpuConfig | Mapping[str, Any] | None = None,
     working_dir: str | os.PathLike | None = None,
+    checkpoint_keep: int = 1,
     max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
     progress: bool | float | None = None,
     resume: str | None = None,
@@ -70,6 +74,11 @@ def run(
             subclass, or a ``Tuner`` instance built for this ``space`` and ``mode`` (it is
             stored as it is before its first trial, so ``resume`` rebuilds it).
         tuner_args: Keyword arguments for the tuner's constructor (not with an instance).
+        assessor: Early stopping or a scheduler acting on the trials' intermediate reports:
+            ``"median"``, ``"curvefit"``, ``"asha"``, ``"hyperband"``, ``"pbt"`` (NNI's
+            ``"Medianstop"``, ``"Curvefitting"``...), a ``"module:Class"`` path or an
+            ``Assessor`` subclass; None for none. See docs/early_stopping.md.
+        assessor_args: Keyword arguments for the assessor (``min_resource``...).
         max_trials: Trials to create at most. A budget (this, ``max_duration`` or a finite
             grid) is required.
         max_duration: Experiment time, summed over resumes: seconds, or ``"90s"``, ``"30m"``,
@@ -90,6 +99,8 @@ def run(
             "max_trials_per_gpu": 1}``; each trial sees its devices in ``CUDA_VISIBLE_DEVICES``
             (command and process trials) and ``hyperlab.trial_devices()``.
         working_dir: Folder for the experiment's files (default: the hyperlab home).
+        checkpoint_keep: How many of its latest checkpoints (``hyperlab.checkpoint``) each
+            trial keeps.
         max_log_bytes: Cap on each ``stdout.log`` / ``stderr.log`` of a command trial (its
             head and tail are kept); None keeps everything.
         progress: False for silence; by default a live bar on a terminal, and a plain line
@@ -122,6 +133,8 @@ def run(
         mode=mode,
         tuner=tuner,
         tuner_args=tuner_args,
+        assessor=assessor,
+        assessor_args=assessor_args,
         max_trials=max_trials,
         max_duration=max_duration,
         concurrency=concurrency,
@@ -135,6 +148,7 @@ def run(
         name=name,
         gpus=gpus,
         working_dir=working_dir,
+        checkpoint_keep=checkpoint_keep,
         max_log_bytes=max_log_bytes,
         progress=progress,
     ).run()

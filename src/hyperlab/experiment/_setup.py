@@ -40,8 +40,9 @@ def with_budget(options: ExperimentOptions, tuner: Tuner) -> ExperimentOptions:
 def make_assessor(
     options: ExperimentOptions, tuner: Tuner, assessor: str | type[Assessor] | None
 ) -> Assessor | None:
-    """The experiment's assessor: the one ``assessor`` names (with ``assessor_args``), or the
-    tuner itself when it schedules its trials too (``bohb``); None for no early stopping.
+    """The experiment's assessor: the one ``assessor`` names (with ``assessor_args``, and the
+    tuner's search space), or the tuner itself when it schedules its trials too (``bohb``);
+    None for no early stopping.
 
     Raises:
         ConfigError: an unknown name, bad arguments, or an assessor beside a tuner that
@@ -65,6 +66,7 @@ def make_assessor(
         mode=options.mode,
         metric=options.metric,
         seed=options.seed or 0,
+        space=tuner.space,
         args=options.assessor_args,
     )
 
