@@ -396,3 +396,14 @@ def test_a_tuner_instance_must_match_the_experiment():
         run(lambda p: p["x"], space, tuner=RandomTuner(space, mode="max"))
     with pytest.raises(hyperlab.ConfigError, match="takes no tuner_args"):
         run(lambda p: p["x"], space, tuner=RandomTuner(space), tuner_args={"a": 1})
+
+
+def test_ray_style_reporter_with_one_metric_needs_no_metric_name():
+    def objective(params, reporter):
+        for step in range(3):
+            reporter(loss=params["x"] + step)  # the reporter adds time_this_iter_s
+
+    result = run(objective, max_trials=2)
+    assert all(t.status is TrialStatus.SUCCEEDED for t in result.trials)
+    assert all("time_this_iter_s" in t.reports[0].metrics for t in result.trials)
+    assert result.best_value == min(t.params["x"] + 2 for t in result.trials)

@@ -41,6 +41,8 @@ _EXPORTS = {
     "trial_dir": "hyperlab.reporting",
     "trial_seed": "hyperlab.reporting",
     "trial_devices": "hyperlab.reporting",
+    "checkpoint": "hyperlab.reporting",
+    "load_checkpoint": "hyperlab.reporting",
     # errors
     "HyperlabError": "hyperlab.errors",
     "ConfigError": "hyperlab.errors",
@@ -75,9 +77,11 @@ __all__ = [
     "TrialStatus",
     "TrialStopped",
     "__version__",
+    "checkpoint",
     "choice",
     "get_params",
     "load",
+    "load_checkpoint",
     "lognormal",
     "loguniform",
     "normal",
@@ -124,7 +128,15 @@ if _typing.TYPE_CHECKING:
     )
     from hyperlab.executors import CommandTrial
     from hyperlab.experiment import Experiment, Result, load, resume, run
-    from hyperlab.reporting import get_params, report, trial_devices, trial_dir, trial_seed
+    from hyperlab.reporting import (
+        checkpoint,
+        get_params,
+        load_checkpoint,
+        report,
+        trial_devices,
+        trial_dir,
+        trial_seed,
+    )
     from hyperlab.space import (
         SearchSpace,
         choice,

@@ -2,9 +2,11 @@
 
 ```python
 def objective(params):
-    for epoch in range(10):
+    state = hyperlab.load_checkpoint() or {"epoch": -1}   # continue a paused or re-run trial
+    for epoch in range(state["epoch"] + 1, 10):
         loss = train_one_epoch(params)
         hyperlab.report(loss=loss)   # intermediate result; raises TrialStopped if told to stop
+        hyperlab.checkpoint({"epoch": epoch, "model": model.state_dict()})
     return {"loss": loss}            # final result
 ```
 
@@ -13,19 +15,23 @@ variable for in-process and thread trials, a process-wide one in worker processe
 trial nobody sets one: the first call builds it from the ``HYPERLAB_*`` environment variables
 the ``command`` executor gives the process (``HYPERLAB_PARAMS_FILE`` and friends), and reports
 go out as JSON lines appended to the ``HYPERLAB_CHANNEL`` file.
+
+``checkpoint`` saves a trial's state in its folder and ``load_checkpoint`` reads the latest
+back, so that a paused or re-run trial continues; the files and how they are written atomically
+are described in ``hyperlab.executors._checkpoints``.
 """
 
 from __future__ import annotations
 
 import contextvars
-import functools
-import inspect
 import json
 import math
 import os
+import signal
 import threading
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +39,11 @@ from hyperlab.errors import HyperlabError, TrialStopped
 
 __all__ = [
     "TrialContext",
+    "checkpoint",
     "find_current",
     "get_params",
+    "load_checkpoint",
     "report",
-    "run_objective",
     "trial_devices",
     "trial_dir",
     "trial_seed",
@@ -50,6 +57,8 @@ EmitFinal = Callable[[dict], None]
 
 PARAMS_FILE_VAR = "HYPERLAB_PARAMS_FILE"
 """The environment variable that marks a command trial: the path of its parameter file."""
+CHECKPOINTS_DIR = "checkpoints"
+"""The folder of a trial's checkpoints, inside its own folder."""
 
 
 class TrialContext:
@@ -66,22 +75,39 @@ class TrialContext:
             (how in-process trials honour ``trial_timeout``), or None.
         devices: The accelerator indices the trial holds.
         emit_final: Called with the metrics given to ``set_final``, or None.
+        checkpoint_dir: Where its checkpoints go; default ``<trial_dir>/checkpoints``.
+        restore_dir: The checkpoints folder of the trial it continues (population based
+            training), read when it has none of its own, or None.
+        checkpoint_keep: How many of its latest checkpoints it keeps.
+        attempt: Which run of the trial this is (1, then one more each time it runs again
+            after an interruption).
+        command: True in a command trial, which defers SIGTERM while a reported step is not
+            yet saved by the ``checkpoint`` that follows it.
     """
 
     __slots__ = (
         "_stop_requested",
+        "attempt",
+        "checkpoint_dir",
+        "checkpoint_keep",
+        "checkpointing",
+        "command",
         "deadline",
         "devices",
         "emit",
         "emit_final",
         "final",
         "last",
+        "last_step",
         "next_step",
         "number",
         "params",
+        "restore_dir",
+        "saving",
         "seed",
         "trial_dir",
         "trial_id",
+        "unsaved",
     )
 
     def __init__(
@@ -96,6 +122,11 @@ class TrialContext:
         deadline: float | None = None,
         devices: tuple[int, ...] = (),
         emit_final: EmitFinal | None = None,
+        checkpoint_dir: str | None = None,
+        restore_dir: str | None = None,
+        checkpoint_keep: int = 1,
+        attempt: int = 1,
+        command: bool = False,
     ) -> None:
         self.number = number
         self.trial_id = trial_id
@@ -106,9 +137,20 @@ class TrialContext:
         self.deadline = deadline
         self.devices = devices
         self.emit_final = emit_final
+        if checkpoint_dir is None and trial_dir is not None:
+            checkpoint_dir = os.path.join(trial_dir, CHECKPOINTS_DIR)
+        self.checkpoint_dir = checkpoint_dir
+        self.restore_dir = restore_dir
+        self.checkpoint_keep = checkpoint_keep
+        self.attempt = attempt
+        self.command = command
         self.next_step = 0
+        self.last_step: int | None = None  # the step of the last report (or loaded checkpoint)
         self.last: dict | None = None
         self.final: dict | None = None
+        self.checkpointing = False  # it called checkpoint() or load_checkpoint()
+        self.unsaved = False  # it reported since its last checkpoint
+        self.saving = False  # a checkpoint is being written
         self._stop_requested = False
 
     @property
@@ -128,7 +170,12 @@ class TrialContext:
     def report(
         self, value: Any = None, step: int | None = None, metrics: dict | None = None
     ) -> dict:
-        """Send one intermediate result; returns the metrics dict that was sent."""
+        """Send one intermediate result; returns the metrics dict that was sent.
+
+        A trial told to stop is stopped (``TrialStopped``) before it sends anything. When the
+        stop comes while it sends (an in-process assessor decides at once), a trial that
+        checkpoints is let go on to save this step: its next ``checkpoint`` raises, once saved.
+        """
         if self._stop_requested:
             raise TrialStopped(f"trial {self.trial_id} was told to stop")
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -137,9 +184,11 @@ class TrialContext:
         if step is None:
             step = self.next_step
         self.next_step = step + 1
+        self.last_step = step
         self.last = merged
+        self.unsaved = True
         self.emit(step, merged)
-        if self._stop_requested:  # an in-process assessor may have decided during emit
+        if self._stop_requested and not self.checkpointing:  # decided during emit
             raise TrialStopped(f"trial {self.trial_id} was told to stop")
         return merged
 
@@ -242,6 +291,8 @@ def _context_from_environment() -> TrialContext:
         channel = _Channel(env.get("HYPERLAB_CHANNEL"))
         seed = env.get("HYPERLAB_SEED", "")
         devices = env.get("HYPERLAB_DEVICES", "")
+        keep = env.get("HYPERLAB_CHECKPOINT_KEEP", "")
+        attempt = env.get("HYPERLAB_ATTEMPT", "")
         _process_context = TrialContext(
             int(env.get("HYPERLAB_TRIAL_NUMBER", "0")),
             env.get("HYPERLAB_TRIAL_ID", "?"),
@@ -251,6 +302,11 @@ def _context_from_environment() -> TrialContext:
             channel.report,
             devices=tuple(int(d) for d in devices.split(",") if d),
             emit_final=channel.final,
+            checkpoint_dir=env.get("HYPERLAB_CHECKPOINT_DIR") or None,
+            restore_dir=env.get("HYPERLAB_RESTORE_DIR") or None,
+            checkpoint_keep=int(keep) if keep.isdigit() and int(keep) > 0 else 1,
+            attempt=int(attempt) if attempt.isdigit() else 1,
+            command=True,
         )
         return _process_context
 
@@ -342,76 +398,185 @@ def trial_devices() -> tuple[int, ...]:
     return current().devices
 
 
+def checkpoint(state: Mapping[str, Any] | str | os.PathLike) -> Path:
+    """Save the running trial's state, so that a paused or re-run trial continues from it.
+
+    Call it right after ``report``: the checkpoint records the step of the trial's last report,
+    and ``load_checkpoint`` makes the next report's default step the one after it. Only the
+    trial's newest ``checkpoint_keep`` checkpoints are kept. A checkpoint is written whole
+    (files fsynced, then renamed into place), so a trial killed meanwhile leaves nothing that
+    is ever loaded.
+
+    Args:
+        state: A dict of picklable values (pickled with cloudpickle), or the path of a folder
+            whose contents are copied (model files saved by a framework, say).
+
+    Returns:
+        The checkpoint's folder, ``<trial folder>/checkpoints/checkpoint-<n>``.
+
+    Raises:
+        HyperlabError: The trial has no folder, ``state`` is neither a dict nor a folder, or
+            a value cannot be pickled (the message names its key and type).
+        TrialStopped: The trial has been told to stop: raised once the state is saved.
+    """
+    from hyperlab.executors import _checkpoints as disk
+
+    ctx = current()
+    if ctx.checkpoint_dir is None:
+        raise HyperlabError(
+            f"checkpoint(): trial {ctx.trial_id} has no folder to keep checkpoints in "
+            "(its executor gave it none)"
+        )
+    payload, source = None, None
+    if isinstance(state, (str, os.PathLike)):
+        source = Path(state)
+        if not source.is_dir():
+            raise HyperlabError(
+                f"checkpoint(): expected a dict of picklable values or a folder to copy, got "
+                f"the path {os.fspath(state)!r}, which is not a folder"
+            )
+        if Path(ctx.checkpoint_dir).resolve().is_relative_to(source.resolve()):
+            raise HyperlabError(
+                f"checkpoint(): the folder to copy, {os.fspath(state)!r}, holds the trial's "
+                f"checkpoints folder {ctx.checkpoint_dir!r}: save what to keep in a folder of "
+                "its own"
+            )
+    elif isinstance(state, Mapping):
+        payload = disk.pickle_state(state)
+    else:
+        raise HyperlabError(
+            "checkpoint(): expected a dict of picklable values or a folder to copy, got "
+            f"{disk.type_name(state)}"
+        )
+    _start_checkpointing(ctx)
+    folder = Path(ctx.checkpoint_dir)
+    ctx.saving = True
+    try:
+        meta = {
+            "step": ctx.last_step,
+            "report": _as_json(ctx.last),
+            "trial_id": ctx.trial_id,
+            "attempt": ctx.attempt,
+        }
+        path = disk.write_checkpoint(folder, meta, payload=payload, source=source)
+    finally:
+        ctx.saving = False
+    ctx.unsaved = False
+    disk.prune(folder, ctx.checkpoint_keep)
+    if ctx.stop_requested:
+        raise TrialStopped(f"trial {ctx.trial_id} was told to stop (its checkpoint is saved)")
+    return path
+
+
+def load_checkpoint() -> dict[str, Any] | Path | None:
+    """The running trial's latest checkpoint: the dict it saved, or the folder of the copy.
+
+    A trial that continues another (population based training) and has no checkpoint of its
+    own gets that trial's latest, copied into its own folder first. The trial's next report
+    defaults to the step after the one the checkpoint recorded. A trial run again after an
+    interruption (its driver died, say) first reports again the report its checkpoint followed,
+    at that step: so the store has it even if the interruption lost it. A corrupt checkpoint is
+    skipped with a ``RuntimeWarning`` naming its file: the one before it is loaded, or None.
+
+    Returns:
+        The saved dict, the ``Path`` of the saved folder's copy (read it before the trial's
+        next ``checkpoint_keep`` checkpoints delete it), or None when there is none.
+
+    Raises:
+        HyperlabError: An intact checkpoint cannot be unpickled here (a class it holds cannot
+            be imported, say).
+    """
+    from hyperlab.executors import _checkpoints as disk
+
+    ctx = current()
+    _start_checkpointing(ctx)
+    own = None if ctx.checkpoint_dir is None else Path(ctx.checkpoint_dir)
+    corrupt: list[disk.Corrupt] = []
+    found = None
+    if own is not None:
+        found = disk.latest(own, corrupt)
+    if found is None and ctx.restore_dir is not None:
+        parent, skipped = Path(ctx.restore_dir), len(corrupt)
+        found = disk.latest(parent, corrupt, copy_to=own, trial_id=ctx.trial_id)
+        if found is None and len(corrupt) == skipped:
+            warnings.warn(
+                f"hyperlab: trial {ctx.trial_id} continues from {parent}, which holds no "
+                "checkpoint: it starts from scratch",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    where = "starts from scratch" if found is None else f"continues from {found[2]}"
+    for bad in corrupt:
+        warnings.warn(
+            f"hyperlab: checkpoint file {bad.file} is corrupt ({bad.reason}); it is skipped "
+            f"and trial {ctx.trial_id} {where}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    if found is None:
+        return None
+    value, meta, path = found
+    step = meta.get("step")
+    if isinstance(step, int) and not isinstance(step, bool):
+        ctx.last_step, ctx.next_step = step, step + 1
+        _report_again(ctx, meta, own is not None and path.parent == own)
+    ctx.unsaved = False
+    return value
+
+
+def _as_json(metrics: dict | None) -> Any:
+    """``metrics`` as JSON values (numpy scalars as numbers), or None if they are not."""
+    try:
+        return json.loads(json.dumps(metrics, default=json_default))
+    except (TypeError, ValueError):
+        return None
+
+
+def _report_again(ctx: TrialContext, meta: dict[str, Any], own: bool) -> None:
+    """In a trial run again, send the report its own checkpoint of an earlier run followed."""
+    attempt, report = meta.get("attempt"), meta.get("report")
+    if not own or not isinstance(attempt, int) or attempt >= ctx.attempt:
+        return  # a resumed pause (the same run), or a branch's copy of its parent's
+    if isinstance(report, dict) and report and ctx.last_step is not None:
+        ctx.emit(ctx.last_step, report)
+        ctx.last = report
+
+
 class TrialTimeout(Exception):
     """Raised by ``report`` in an in-process trial that ran past its deadline."""
 
 
-class _Done(Exception):
-    """Raised by a Ray-style reporter called with ``done=True`` to end the objective."""
+_sigterm_guarded = False
+_sigterm_pid = 0  # the process that guards its SIGTERM (not its forked children)
 
 
-def _call(objective: Callable, ctx: TrialContext) -> Any:
-    """Call the objective with the arguments its signature asks for."""
-    n_args = _arity(objective)
-    if n_args == 0:
-        return objective()
-    if n_args == 1:
-        return objective(ctx.params)
+def _start_checkpointing(ctx: TrialContext) -> None:
+    """Mark the trial as one that checkpoints; in a command trial, guard its SIGTERM.
 
-    def reporter(value: Any = None, *, done: bool = False, **metrics: Any) -> None:
-        if value is not None or metrics:
-            ctx.report(value, None, metrics)
-        if done:
-            raise _Done
-
-    return objective(ctx.params, reporter)
-
-
-def _arity(fn: Callable) -> int:
-    """``_positional_arity`` cached per function (objectives are called thousands of times)."""
-    try:
-        return _cached_arity(fn)
-    except TypeError:  # an unhashable callable object
-        return _positional_arity(fn)
-
-
-def _positional_arity(fn: Callable) -> int:
-    """How many positional arguments ``fn`` takes, capped at 2 (0, params, reporter)."""
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):  # some builtins have no signature: assume (params)
-        return 1
-    count = 0
-    for p in sig.parameters.values():
-        if p.kind is p.VAR_POSITIONAL:
-            return 2 if count < 2 else count
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            count += 1
-    return min(count, 2)
-
-
-_cached_arity = functools.lru_cache(maxsize=64)(_positional_arity)
-
-
-def run_objective(objective: Callable, ctx: TrialContext) -> dict | None:
-    """Run ``objective`` for ``ctx`` and return its final metrics.
-
-    The final result is what the objective returned (a number or a dict), or, when it returned
-    None, the last report (for generators: the last value yielded). Exceptions propagate.
+    A command trial is stopped by SIGTERM. Between a report and the checkpoint that saves its
+    step (or while a checkpoint is written) the signal is deferred: the trial then stops when
+    that checkpoint is saved, or at its next report. Elsewhere SIGTERM acts as by default, and
+    always in processes forked from the trial's. A script that set its own SIGTERM handler keeps
+    it.
     """
-    try:
-        result = _call(objective, ctx)
-        if inspect.isgenerator(result):
-            try:
-                while True:
-                    ctx.report(next(result))
-            except StopIteration as stop:
-                result = stop.value
-    except _Done:
-        result = None
-    if result is None:
-        return ctx.final if ctx.final is not None else ctx.last
-    return as_metrics(result)
+    global _sigterm_guarded, _sigterm_pid
+    ctx.checkpointing = True
+    if not ctx.command or _sigterm_guarded:
+        return
+    _sigterm_guarded = True
+    main = threading.current_thread() is threading.main_thread()
+    if main and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        _sigterm_pid = os.getpid()
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    ctx = _process_context
+    if ctx is not None and (ctx.saving or ctx.unsaved) and os.getpid() == _sigterm_pid:
+        ctx.request_stop()
+        return
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def is_finite_number(x: Any) -> bool:

@@ -12,7 +12,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ExperimentStatus", "Mode", "Report", "Trial", "TrialStatus"]
+__all__ = [
+    "BOOKKEEPING_METRICS",
+    "ExperimentStatus",
+    "Mode",
+    "Report",
+    "Trial",
+    "TrialStatus",
+    "objective_key",
+]
 
 
 class TrialStatus(str, enum.Enum):
@@ -52,6 +60,22 @@ class ExperimentStatus(str, enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+BOOKKEEPING_METRICS = frozenset({"time_this_iter_s"})
+"""Metrics the framework adds to reports (Ray's reporter adds ``time_this_iter_s``): never
+taken for the objective when no ``metric`` names it."""
+
+
+def objective_key(metrics: dict[str, Any], metric: str | None) -> str | None:
+    """Which of ``metrics`` is the objective: ``metric`` if given, else ``default``, else the
+    only one besides the bookkeeping metrics; None when that is ambiguous."""
+    if metric is not None:
+        return metric
+    if "default" in metrics:
+        return "default"
+    own = [key for key in metrics if key not in BOOKKEEPING_METRICS]
+    return own[0] if len(own) == 1 else None
 
 
 class Mode(str, enum.Enum):
@@ -154,13 +178,15 @@ class Trial:
         return self.finished_at - self.started_at
 
     def as_row(self) -> dict[str, Any]:
-        """One flat row (for tables, CSV, pandas): number, status, value, attempt, duration,
-        error, then ``params.<name>`` (nested ones joined with ``/``) and ``metrics.<name>``."""
+        """One flat row (for tables, CSV, pandas): number, status, value, attempt, parent,
+        duration, error, then ``params.<name>`` (nested ones joined with ``/``) and
+        ``metrics.<name>``."""
         row: dict[str, Any] = {
             "number": self.number,
             "status": self.status.value,
             "value": self.value,
             "attempt": self.attempt,
+            "parent": self.parent,
             "duration": self.duration,
             "error": self.error,
         }

@@ -1,28 +1,34 @@
 """Executors: where trials run (``inprocess``, ``threads``, ``processes``, ``command``).
 
 Pick one by name; ``CommandTrial`` is what the ``command`` executor runs, and a ``DevicePool``
-places trials on GPUs.
+places trials on GPUs. The names are imported when first used: a trial process that only needs
+``hyperlab.executors._checkpoints`` (a command trial's ``hyperlab.checkpoint()``) loads no
+pydantic or numpy through this package.
 """
 
-from hyperlab.executors._command import CommandTrial
-from hyperlab.executors.base import (
-    END_EVENTS,
-    EXECUTORS,
-    Event,
-    Executor,
-    Failed,
-    Finished,
-    Reported,
-    Started,
-    Stopped,
-    TrialEnd,
-    TrialSpec,
-    create_executor,
-    executor_class,
-    executor_names,
-    register_executor,
-)
-from hyperlab.executors.devices import DevicePool, detect_gpus
+import importlib as _importlib
+import typing as _typing
+
+_EXPORTS = {
+    "END_EVENTS": "hyperlab.executors.base",
+    "EXECUTORS": "hyperlab.executors.base",
+    "CommandTrial": "hyperlab.executors._command",
+    "DevicePool": "hyperlab.executors.devices",
+    "Event": "hyperlab.executors.base",
+    "Executor": "hyperlab.executors.base",
+    "Failed": "hyperlab.executors.base",
+    "Finished": "hyperlab.executors.base",
+    "Reported": "hyperlab.executors.base",
+    "Started": "hyperlab.executors.base",
+    "Stopped": "hyperlab.executors.base",
+    "TrialEnd": "hyperlab.executors.base",
+    "TrialSpec": "hyperlab.executors.base",
+    "create_executor": "hyperlab.executors.base",
+    "detect_gpus": "hyperlab.executors.devices",
+    "executor_class": "hyperlab.executors.base",
+    "executor_names": "hyperlab.executors.base",
+    "register_executor": "hyperlab.executors.base",
+}
 
 __all__ = [
     "END_EVENTS",
@@ -44,3 +50,38 @@ __all__ = [
     "executor_names",
     "register_executor",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hyperlab.executors' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if _typing.TYPE_CHECKING:
+    from hyperlab.executors._command import CommandTrial
+    from hyperlab.executors.base import (
+        END_EVENTS,
+        EXECUTORS,
+        Event,
+        Executor,
+        Failed,
+        Finished,
+        Reported,
+        Started,
+        Stopped,
+        TrialEnd,
+        TrialSpec,
+        create_executor,
+        executor_class,
+        executor_names,
+        register_executor,
+    )
+    from hyperlab.executors.devices import DevicePool, detect_gpus

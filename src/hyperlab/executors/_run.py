@@ -1,7 +1,15 @@
-"""Run one trial in the current thread and say how it ended: shared by every local executor."""
+"""Run one trial in the current thread and say how it ended: shared by every local executor.
+
+The objective is called with the arguments its signature asks for: none, the params, or the
+params and a Ray Tune style ``reporter`` (``StatusReporter``); a generator's values are its
+reports.
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
+import os
 import time
 import traceback
 from collections.abc import Callable
@@ -10,19 +18,31 @@ from typing import Any
 from hyperlab.errors import TrialStopped
 from hyperlab.executors.base import Failed, Finished, Stopped, TrialEnd, TrialSpec
 from hyperlab.reporting import (
+    CHECKPOINTS_DIR,
     Emit,
     TrialContext,
     TrialTimeout,
     activate,
+    as_metrics,
     deactivate,
-    run_objective,
 )
 
+__all__ = [
+    "ReporterStopped",
+    "StatusReporter",
+    "format_error",
+    "make_context",
+    "run_objective",
+    "run_trial",
+]
+
 MAX_ERROR_CHARS = 8000
+TIME_THIS_ITER_S = "time_this_iter_s"
 
 
 def make_context(spec: TrialSpec, emit: Emit, *, deadline: float | None = None) -> TrialContext:
     """The trial-side context for ``spec``, reporting through ``emit``."""
+    restore = spec.restore_from
     return TrialContext(
         spec.number,
         spec.trial_id,
@@ -32,6 +52,9 @@ def make_context(spec: TrialSpec, emit: Emit, *, deadline: float | None = None) 
         emit,
         deadline=deadline,
         devices=spec.devices,
+        restore_dir=None if restore is None else os.path.join(restore, CHECKPOINTS_DIR),
+        checkpoint_keep=spec.checkpoint_keep,
+        attempt=spec.attempt,
     )
 
 
@@ -39,8 +62,10 @@ def run_trial(objective: Callable[..., Any], ctx: TrialContext) -> TrialEnd:
     """Run ``objective`` with ``ctx`` as the current trial; how it ended, stamped now.
 
     Returns:
-        ``Finished`` with the final metrics, ``Stopped`` with the last report, or ``Failed``
-        with the error's text. ``KeyboardInterrupt`` and ``SystemExit`` propagate.
+        ``Finished`` with the final metrics, ``Stopped`` with the last report (also when the
+        objective returned nothing after it was told to stop, as Ray-style code that catches
+        the reporter's ``StopIteration`` does), or ``Failed`` with the error's text.
+        ``KeyboardInterrupt`` and ``SystemExit`` propagate.
     """
     token = activate(ctx)
     number = ctx.number
@@ -65,3 +90,122 @@ def format_error() -> str:
     """The current exception's traceback, cut to its last ``MAX_ERROR_CHARS`` characters."""
     text = traceback.format_exc().rstrip()
     return text if len(text) <= MAX_ERROR_CHARS else "..." + text[-MAX_ERROR_CHARS:]
+
+
+class ReporterStopped(TrialStopped, StopIteration):
+    """What a Ray-style reporter raises in a trial told to stop: a ``TrialStopped`` that is
+    also a ``StopIteration``, so Ray Tune code that catches the latter keeps working."""
+
+
+class _Done(Exception):
+    """Raised by a reporter called with ``done=True`` to end the objective."""
+
+
+class StatusReporter:
+    """The ``reporter`` of an objective ``f(params, reporter)``, as Ray Tune's function API has it.
+
+    ``reporter(mean_loss=0.3)`` reports, adding ``time_this_iter_s`` (seconds since the
+    previous report, or since the objective started) unless given; ``done=True`` ends the
+    objective after reporting. In a trial told to stop, a call raises ``ReporterStopped``.
+    ``logdir`` is the trial's folder (a string), or None without one.
+    """
+
+    __slots__ = ("_ctx", "_last")
+
+    def __init__(self, ctx: TrialContext) -> None:
+        self._ctx = ctx
+        self._last = time.monotonic()
+
+    def __call__(self, value: Any = None, *, done: bool = False, **metrics: Any) -> None:
+        now = time.monotonic()
+        if value is not None or metrics:
+            given = isinstance(value, dict) and TIME_THIS_ITER_S in value
+            if not given and TIME_THIS_ITER_S not in metrics:
+                metrics[TIME_THIS_ITER_S] = now - self._last
+            self._last = now
+            try:
+                self._ctx.report(value, None, metrics)
+            except ReporterStopped:
+                raise
+            except TrialStopped as exc:
+                raise ReporterStopped(*exc.args) from None
+        elif self._ctx.stop_requested:
+            raise ReporterStopped(f"trial {self._ctx.trial_id} was told to stop")
+        if done:
+            raise _Done
+
+    @property
+    def logdir(self) -> str | None:
+        """The trial's folder (created on first use), like Ray's ``reporter.logdir``."""
+        folder = self._ctx.trial_dir
+        if folder is not None:
+            os.makedirs(folder, exist_ok=True)
+        return folder
+
+
+def _call(objective: Callable, ctx: TrialContext) -> Any:
+    """Call the objective with the arguments its signature asks for."""
+    n_args = _arity(objective)
+    if n_args == 0:
+        return objective()
+    if n_args == 1:
+        return objective(ctx.params)
+    try:
+        return objective(ctx.params, StatusReporter(ctx))
+    except TrialStopped:
+        raise
+    except StopIteration:  # Ray's runner ends a function that raises it without an error
+        return None
+
+
+def _arity(fn: Callable) -> int:
+    """``_positional_arity`` cached per function (objectives are called thousands of times)."""
+    try:
+        return _cached_arity(fn)
+    except TypeError:  # an unhashable callable object
+        return _positional_arity(fn)
+
+
+def _positional_arity(fn: Callable) -> int:
+    """How many positional arguments ``fn`` takes, capped at 2 (0, params, reporter)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # some builtins have no signature: assume (params)
+        return 1
+    count = 0
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            return 2 if count < 2 else count
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return min(count, 2)
+
+
+_cached_arity = functools.lru_cache(maxsize=64)(_positional_arity)
+
+
+def run_objective(objective: Callable, ctx: TrialContext) -> dict | None:
+    """Run ``objective`` for ``ctx`` and return its final metrics.
+
+    The final result is what the objective returned (a number or a dict), or, when it returned
+    None, the last report (for generators: the last value yielded). Exceptions propagate.
+    """
+    try:
+        result = _call(objective, ctx)
+        if inspect.isgenerator(result):
+            try:
+                while True:
+                    ctx.report(next(result))
+            except StopIteration as stop:
+                result = stop.value
+            except RuntimeError as exc:  # PEP 479 wraps a reporter's stop inside a generator
+                if isinstance(exc.__cause__, TrialStopped):
+                    raise exc.__cause__ from None
+                raise
+    except _Done:
+        result = None
+    if result is None:
+        if ctx.stop_requested:  # it ended by itself once told to stop: run_trial says Stopped
+            return None
+        return ctx.final if ctx.final is not None else ctx.last
+    return as_metrics(result)

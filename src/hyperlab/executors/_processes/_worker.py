@@ -44,8 +44,10 @@ class _Worker:
         self.events = events
         self.send_lock = threading.Lock()
         self.queue: queue.SimpleQueue[TrialSpec | None] = queue.SimpleQueue()
+        self.lock = threading.Lock()  # orders stops against the start and end of trials
         self.ctx: TrialContext | None = None
-        self.stop_early: set[int] = set()
+        self.queued: set[int] = set()  # trials received and not started yet
+        self.stop_early: set[int] = set()  # of those, the ones already told to stop
 
     def send(self, message: tuple) -> None:
         with self.send_lock:
@@ -59,13 +61,18 @@ class _Worker:
             except (EOFError, OSError):
                 os._exit(0)
             if message[0] == "run":
+                with self.lock:
+                    self.queued.add(message[1].number)
                 self.queue.put(message[1])
             elif message[0] == "stop":
-                ctx = self.ctx
-                if ctx is not None and ctx.number == message[1]:
-                    ctx.request_stop()
-                else:
-                    self.stop_early.add(message[1])
+                with self.lock:
+                    ctx = self.ctx
+                    if ctx is not None and ctx.number == message[1]:
+                        ctx.request_stop()
+                    elif message[1] in self.queued:
+                        self.stop_early.add(message[1])
+                    # else: a stop that crossed the trial's end: a resumed run of the same
+                    # trial number must not inherit it
 
     def serve(self, objective) -> None:
         while (spec := self.queue.get()) is not None:
@@ -79,13 +86,17 @@ class _Worker:
             send(("report", number, time.time(), step, metrics))
 
         ctx = make_context(spec, emit)
-        if number in self.stop_early:
-            ctx.request_stop()
-        self.ctx = ctx
+        with self.lock:
+            self.queued.discard(number)
+            if number in self.stop_early:
+                self.stop_early.discard(number)
+                ctx.request_stop()
+            self.ctx = ctx
         set_process_context(ctx)
         send(("started", number, time.time()))
         end = run_trial(objective, ctx)
-        self.ctx = None
+        with self.lock:
+            self.ctx = None
         set_process_context(None)
         try:
             if isinstance(end, Failed):
