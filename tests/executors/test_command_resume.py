@@ -1,4 +1,5 @@
-"""A command trial outlives a killed driver; resuming stops it before its next attempt runs."""
+"""A command trial outlives a killed driver; when it cannot be adopted (its shell is gone, its
+program is not), resuming stops what is left of it before its next attempt runs."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ hyperlab.report(loss=float(attempt))
 """
 
 
-def test_resume_stops_the_orphaned_attempt_then_reruns_it(tmp_path, hyperlab_home):
+def test_resume_stops_an_orphaned_attempt_it_cannot_adopt_then_reruns_it(tmp_path, hyperlab_home):
     (tmp_path / "trial.py").write_text(TRIAL)
     config = {
         "search_space": {"x": {"_type": "choice", "_value": [1, 2]}},
@@ -57,6 +58,10 @@ def test_resume_stops_the_orphaned_attempt_then_reruns_it(tmp_path, hyperlab_hom
     driver.wait()
     time.sleep(0.3)
     assert all(pid_alive(pid) for pid in first), "command trials run in their own sessions"
+    for group in trials_dir.glob("*/group.json"):  # the shells die, their programs run on:
+        os.kill(json.loads(group.read_text())["pgid"], signal.SIGKILL)  # nothing to adopt
+    time.sleep(0.3)
+    assert all(pid_alive(pid) for pid in first)
 
     (summary,) = Store.open(None).list_experiments()
     resumed = subprocess.run(

@@ -67,3 +67,17 @@ def raises_on_odd(params):
     if params["i"] % 2:
         raise RuntimeError(f"odd i={params['i']}")
     return float(params["i"])
+
+
+def checkpointed(params):
+    """Ten steps 0.3 s apart, each reported then checkpointed; a run again goes on from its
+    last checkpoint. Every step it trains is noted in ``steps`` in its folder."""
+    _note_pid()
+    state = hyperlab.load_checkpoint() or {"step": -1}
+    for step in range(state["step"] + 1, 10):
+        time.sleep(0.3)
+        with open(hyperlab.trial_dir() / "steps", "a") as f:
+            f.write(f"{step}\n")
+        hyperlab.report(loss=params["x"] + step, step=step)
+        hyperlab.checkpoint({"step": step})
+    return {"loss": params["x"] + 9}

@@ -7,6 +7,10 @@ experiment's state). Events are frozen records, one class per kind (``Started``,
 ``Finished``, ``Failed``, ``Stopped``). Every submitted trial ends with exactly one
 ``Finished``, ``Failed`` or ``Stopped``, after its ``Started`` and ``Reported`` events, and
 ``close`` leaves no trial running. ``hyperlab.testing.ExecutorContract`` checks all of this.
+
+An executor whose trials outlive a killed driver (``command``) may also ``adopt`` them when the
+experiment is resumed: an adopted trial gets no ``Started`` (it started under the dead driver),
+only its reports not yet stored and then its one end event.
 """
 
 from __future__ import annotations
@@ -248,6 +252,27 @@ class Executor(ABC):
     def submit(self, spec: TrialSpec) -> None:
         """Start (or queue to start at the next ``poll``) one trial."""
 
+    def adopt(self, spec: TrialSpec, *, reports: int) -> float | None:
+        """Take over a trial that a driver which died started, if it still runs here.
+
+        The driver holding the experiment's lease calls this on resume, after ``open`` and
+        before any ``submit``, for each trial the store shows waiting or running, with the
+        attempt the store has (the dead driver's). An adopted trial counts in ``running``
+        and is watched as if it had been submitted: ``Reported`` for its reports after the
+        first ``reports`` of this attempt (the store has those), then exactly one end event;
+        ``stop`` and ``close`` work on it. No ``Started`` is delivered.
+
+        Args:
+            spec: The trial, as it was submitted (same ``attempt``).
+            reports: How many reports of this run of the trial the store already holds.
+
+        Returns:
+            When the trial started (epoch seconds) if it was adopted; None if it cannot be
+            (the default: trials that die with their driver). The driver then runs it again
+            with ``attempt + 1``.
+        """
+        return None
+
     @abstractmethod
     def poll(self, timeout: float) -> None:
         """Deliver the events that happened, waiting up to ``timeout`` seconds for the first."""
@@ -259,6 +284,16 @@ class Executor(ABC):
     @abstractmethod
     def close(self) -> None:
         """Stop every trial, wait ``stop_grace`` at most, kill what is left, release resources."""
+
+    def detach(self) -> None:
+        """Let go of the trials without stopping those that can be adopted; release resources.
+
+        The driver calls this instead of ``close`` when it lost the experiment's lease: the
+        driver that took the experiment over adopts such trials (or stops them before it runs
+        them again). No event is delivered after it. The default is ``close``, for trials
+        that cannot outlive their driver anyway.
+        """
+        self.close()
 
 
 def _drop(event: Event) -> None:

@@ -8,7 +8,9 @@ A trial's folder holds what it needs and what it leaves::
       stdout.log       what the command printed (its head and tail past ``max_log_bytes``)
       stderr.log       its errors (the last lines become the error of a failed trial), capped
                        likewise
-      group.json       its process group, so a resumed experiment can stop an orphaned attempt
+      group.json       its process group and attempt, so a resumed experiment can adopt it (or
+                       stop it before the trial runs again)
+      exit_status      the shell's exit status and attempt, written as it exits (an EXIT trap)
 
 Inside the command, ``hyperlab.get_params()``, ``report()``, ``trial_dir()``, ``trial_seed()``
 and ``trial_devices()`` work as in function trials (they read the ``HYPERLAB_*`` environment
@@ -31,9 +33,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hyperlab.errors import ConfigError
+from hyperlab.errors import ConfigError, HyperlabError
 from hyperlab.executors._command._logs import CappedLog, open_for_trial
-from hyperlab.executors._command._orphans import record_group, stop_leftover_group
+from hyperlab.executors._command._orphans import (
+    EXIT_FILE,
+    GROUP_FILE,
+    find_group,
+    leader_state,
+    read_exit_status,
+    record_group,
+    stop_leftover_group,
+    with_exit_status,
+)
 from hyperlab.executors._command._run import CHANNEL_FILE, CommandRun, Ending, parse_line, tail
 from hyperlab.executors.base import (
     Executor,
@@ -45,13 +56,14 @@ from hyperlab.executors.base import (
     TrialEnd,
     TrialSpec,
 )
-from hyperlab.reporting import json_default
+from hyperlab.reporting import CHECKPOINTS_DIR, json_default
 
 __all__ = ["CommandExecutor", "CommandTrial"]
 
 PARAMS_FILE = "parameter.json"
 STDOUT_FILE = "stdout.log"
 STDERR_FILE = "stderr.log"
+ATTEMPT_FILE = "attempt"
 STDERR_TAIL_LINES = 20
 TICK = 0.02
 """Seconds between reads of the channels while ``poll`` waits (exits wake it at once)."""
@@ -125,7 +137,11 @@ class CommandExecutor(Executor):
     holds at most ``max_log_bytes`` of output plus that line. A few bytes written while a
     trim copies the tail may be lost; see ``hyperlab.executors._command._logs``.
 
-    A driver killed by SIGKILL cannot clean up: its command trials then run on to their end.
+    A driver killed by SIGKILL cannot clean up: its command trials then run on to their end,
+    and the driver that resumes the experiment ``adopt``s those still running (or ended with
+    their exit status recorded): it reads their channel from where the store stops, waits for
+    their end and records it, with the same attempt. Stopping, timeouts and log caps work on
+    adopted trials as on the others.
     """
 
     name = "command"
@@ -190,16 +206,18 @@ class CommandExecutor(Executor):
         }
         (folder / PARAMS_FILE).write_text(json.dumps(document, default=json_default))
         (folder / CHANNEL_FILE).write_bytes(b"")  # a retried trial starts with an empty channel
+        (folder / EXIT_FILE).unlink(missing_ok=True)  # the previous attempt's
         env = self._environment(spec, folder)
+        resumed = self._resumes(spec, folder)  # a resumed paused trial keeps its earlier output
         outputs: list[int] = []  # the trial's stdout and stderr, appended to (see _logs)
         logs: list[CappedLog] = []
         try:
             for name in (STDOUT_FILE, STDERR_FILE):
-                outputs.append(open_for_trial(folder / name))
+                outputs.append((_open_to_append if resumed else open_for_trial)(folder / name))
                 if self.max_log_bytes is not None:
                     logs.append(CappedLog(folder / name, self.max_log_bytes))
             process = subprocess.Popen(
-                self.objective.command,
+                with_exit_status(self.objective.command, folder, spec.attempt),
                 shell=True,
                 cwd=self.objective.code_dir,
                 env=env,
@@ -215,7 +233,7 @@ class CommandExecutor(Executor):
         finally:
             for fd in outputs:
                 os.close(fd)
-        record_group(folder, process.pid)
+        record_group(folder, process.pid, attempt=spec.attempt)
         self._pending.append(Started(spec.number, time.time()))
         try:
             return CommandRun(spec, folder, process, logs)
@@ -227,11 +245,111 @@ class CommandExecutor(Executor):
             process.wait()
             raise
 
+    # ---- adopting ---------------------------------------------------------------------------
+
+    def adopt(self, spec: TrialSpec, *, reports: int) -> float | None:
+        """Watch a trial started by a driver that died, if its process group is still there.
+
+        It is adopted when its folder's ``group.json`` names ``spec.attempt``, this machine
+        and boot, and a leader that is still the same process (or that exited by itself,
+        recording its status), and its channel holds at least the ``reports`` reports the
+        store has. Its later reports, then its end, reach the listener like any trial's.
+        """
+        if spec.trial_dir is None:
+            return None
+        folder = Path(os.path.abspath(spec.trial_dir))
+        group = find_group(folder, spec.attempt)
+        if group is None:
+            return None
+        try:
+            spec = self.place(spec)
+        except HyperlabError:  # no device left for it: it runs again when one is
+            return None
+        try:
+            run = self._attach(spec, folder, group.pgid, group.leader_start)
+        except OSError:
+            run = None
+        if run is not None and not self._skip_stored(run, reports):
+            run.close()
+            run = None
+        if run is None:
+            held = self._held.pop(spec.number, None)
+            if held is not None and self.devices is not None:
+                self.devices.release(held)
+            return None
+        if run.reaped and run.group_alive():  # its shell ended while no driver watched:
+            run.signal(signal.SIGKILL)  # what is left of its group goes, as after an exit
+        if self.trial_timeout is not None:
+            run.deadline = time.monotonic() + self.trial_timeout - (time.time() - group.started_at)
+        self._runs[spec.number] = run
+        return group.started_at
+
+    def _attach(
+        self, spec: TrialSpec, folder: Path, pgid: int, leader_start: int
+    ) -> CommandRun | None:
+        """A run watching the group ``pgid`` an earlier driver started; None if it just went."""
+        logs: list[CappedLog] = []
+        try:
+            if self.max_log_bytes is not None:
+                for name in (STDOUT_FILE, STDERR_FILE):
+                    if (folder / name).exists():
+                        logs.append(CappedLog.reopen(folder / name, self.max_log_bytes))
+            run = CommandRun(
+                spec,
+                folder,
+                None,
+                logs,
+                pid=pgid,
+                leader_start=leader_start,
+                exit_status=lambda: read_exit_status(folder, spec.attempt),
+            )
+        except BaseException:
+            for log in logs:
+                log.close()
+            raise
+        state = leader_state(pgid)  # checked again with the pidfd open: the same process?
+        if state is None or state[0] != leader_start or state[1] == b"Z":
+            if read_exit_status(folder, spec.attempt) is None:
+                run.close()
+                return None
+            run.reap()  # the shell is gone, its status recorded (its pidfd may be another's)
+        return run
+
+    @staticmethod
+    def _skip_stored(run: CommandRun, reports: int) -> bool:
+        """Read past the first ``reports`` reports of the channel (the store has them).
+
+        Their metrics still count (the last one, a final result among them). False when the
+        channel holds fewer: it is not the channel those reports came from.
+        """
+        if reports <= 0:
+            return True
+        data = run.reader.read() or b""
+        offset = 0
+        while run.reports < reports:
+            end = data.find(b"\n", offset)
+            if end < 0:
+                return False
+            message = parse_line(data[offset:end])
+            offset = end + 1
+            if message is None:
+                continue
+            tag, _, _, metrics = message
+            if tag == "final":
+                run.final = metrics
+            else:
+                run.last = metrics
+                run.reports += 1
+        run.reader.seek(offset)
+        return True
+
     def _environment(self, spec: TrialSpec, folder: Path) -> dict[str, str]:
         env = dict(os.environ)
         env.update(self.objective.env)
         experiment_id = spec.trial_id.rpartition("-")[0] or spec.trial_id
         where = str(folder)
+        checkpoints = folder / CHECKPOINTS_DIR  # hyperlab.checkpoint()'s, or any program's
+        checkpoints.mkdir(exist_ok=True)
         env.update(
             HYPERLAB_TRIAL_ID=spec.trial_id,
             HYPERLAB_TRIAL_NUMBER=str(spec.number),
@@ -248,12 +366,33 @@ class CommandExecutor(Executor):
             NNI_SYS_DIR=where,
             NNI_OUTPUT_DIR=where,
             NNI_TRIAL_SEQ_ID=str(spec.number),
+            HYPERLAB_CHECKPOINT_DIR=str(checkpoints),
+            HYPERLAB_CHECKPOINT_KEEP=str(spec.checkpoint_keep),
         )
+        env.pop("HYPERLAB_RESTORE_DIR", None)
+        if spec.restore_from is not None:
+            parent = os.path.abspath(spec.restore_from)
+            env["HYPERLAB_RESTORE_DIR"] = os.path.join(parent, CHECKPOINTS_DIR)
         if spec.devices:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, spec.devices))
         paths = [self._python_path(), env.get("PYTHONPATH", "")]
         env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         return env
+
+    @staticmethod
+    def _resumes(spec: TrialSpec, folder: Path) -> bool:
+        """Whether this run resumes the attempt that ran last in ``folder`` (a paused trial
+        resumed, same attempt), whose logs it then appends to; records this run's attempt.
+
+        A re-run after a crash (``attempt + 1``) and a first run start with empty logs.
+        """
+        path = folder / ATTEMPT_FILE
+        try:
+            before = path.read_text().strip()
+        except OSError:
+            before = ""
+        path.write_text(f"{spec.attempt}\n")
+        return before == str(spec.attempt)
 
     def _python_path(self) -> str:
         """A ``PYTHONPATH`` entry holding exactly ``nni`` (the shim) and ``hyperlab``.
@@ -332,7 +471,7 @@ class CommandExecutor(Executor):
         SIGTERM at once, while the program it started still uses its grace to save its work.
         """
         stuck = run.give_up_at is not None and time.monotonic() >= run.give_up_at
-        if run.code is None:
+        if not run.reaped:
             if not run.exited():
                 if not stuck:
                     return False
@@ -346,20 +485,31 @@ class CommandExecutor(Executor):
         for log in run.logs:  # within the cap now, before the error quotes stderr's end
             log.finish()
         run.close()
+        if not stuck:  # its end is seen and its group gone: nothing to adopt or stop later
+            (run.folder / GROUP_FILE).unlink(missing_ok=True)
         del self._runs[run.spec.number]
-        self.listener(self._outcome(run, run.code))
+        self.listener(self._outcome(run))
         return True
 
-    def _outcome(self, run: CommandRun, code: int | None) -> TrialEnd:
-        number, now = run.spec.number, time.time()
-        if code == 0 and run.final is not None:
+    def _outcome(self, run: CommandRun) -> TrialEnd:
+        number, now, code = run.spec.number, time.time(), run.code
+        if run.final is not None and (code == 0 or (code is None and run.adopted)):
             return Finished(number, now, run.final)
         if run.ending is Ending.STOP:
             return Stopped(number, now, run.final or run.last)
         if run.ending is Ending.TIMEOUT:
             return Failed(number, now, f"trial exceeded trial_timeout={self.trial_timeout:g}s")
-        if code is None:  # abandoned: only after SIGKILL, which follows ``ending``
+        if not run.reaped:  # abandoned: only after SIGKILL, which follows ``ending``
             return Failed(number, now, "the command could not be killed")
+        if code is None:  # adopted, and its shell ended without saying how
+            status = (
+                "ended without recording its exit status (it was killed, or replaced its "
+                "shell with exec) after a resumed driver adopted it"
+            )
+            end = tail(run.folder / STDERR_FILE, STDERR_TAIL_LINES)
+            if end:
+                return Failed(number, now, f"the command {status}; the end of its stderr:\n{end}")
+            return Failed(number, now, f"the command {status}")
         if code == 0:
             if run.last is not None:
                 return Finished(number, now, run.last)
@@ -407,8 +557,18 @@ class CommandExecutor(Executor):
 
     def stop(self, number: int) -> None:
         run = self._runs.get(number)
-        if run is not None and run.ending is None and run.code is None and not run.exited():
+        if run is not None and run.ending is None and not run.exited():
             self._terminate(run, Ending.STOP)
+
+    def detach(self) -> None:
+        """Leave every trial running, for the driver that took the experiment over to adopt.
+
+        The ``PYTHONPATH`` folder of symlinks stays: the trials may still import through it.
+        """
+        for run in self._runs.values():
+            run.close()
+        self._runs.clear()
+        self._pending.clear()
 
     def close(self) -> None:
         for run in self._runs.values():
@@ -426,3 +586,8 @@ class CommandExecutor(Executor):
         if self._links is not None:
             shutil.rmtree(self._links, ignore_errors=True)
             self._links = self._pythonpath = None
+
+
+def _open_to_append(path: Path) -> int:
+    """``path`` opened for a resumed trial to append to, its earlier output kept."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from collections import deque
 from pathlib import Path
@@ -44,6 +45,10 @@ READ_SIZE = 1 << 20
 """Bytes read at once when a trim copies the tail."""
 IOV_MAX = 1024
 """Pieces ``writev`` takes at once (Linux's ``IOV_MAX``)."""
+MARKER = re.compile(
+    rb"\[hyperlab: (\d+) bytes of this log dropped here; max_log_bytes=\d+ caps it\]\n"
+)
+"""The line a trim leaves where it dropped bytes (see ``CappedLog.trim``)."""
 
 
 def open_for_trial(path: Path) -> int:
@@ -69,6 +74,23 @@ class CappedLog:
         self.marker = 0  # length of the marker line in the file, after the head
         self.dropped = 0  # bytes dropped by every trim so far
         self.next_check = 0.0  # monotonic
+
+    @classmethod
+    def reopen(cls, path: Path, cap: int) -> CappedLog:
+        """The log of a trial adopted from a driver that died, which may have trimmed it.
+
+        The marker line of an earlier trim (within the head's reach) is found again, so that
+        later trims keep the same head and count every byte dropped.
+        """
+        log = cls(path, cap)
+        with contextlib.suppress(OSError):
+            window = os.pread(log.fd, cap // 2 + CUT_SEARCH, 0)
+            found = MARKER.search(window)
+            if found is not None and found.start() <= cap // 2:
+                log.head = found.start()
+                log.marker = found.end() - found.start()
+                log.dropped = int(found.group(1))
+        return log
 
     def check(self, now: float | None = None) -> bool:
         """Trim the log if it outgrew the cap, at most every ``CHECK_EVERY`` seconds.

@@ -6,9 +6,10 @@ import contextlib
 import enum
 import json
 import os
+import select
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hyperlab.executors._command._logs import CappedLog
@@ -27,22 +28,32 @@ class Ending(enum.Enum):
 
 
 class CommandRun:
-    """One running command and what its channel said so far."""
+    """One running command and what its channel said so far.
+
+    Either started here (``process``, the shell we are the parent of), or adopted from a
+    driver that died (``process`` None; ``pid`` the shell, ``leader_start`` its start time):
+    an adopted shell is not our child, so its exit is seen through its pidfd or ``/proc``
+    and its status read from what it recorded (``exit_status``).
+    """
 
     __slots__ = (
         "buffer",
         "code",
         "deadline",
         "ending",
+        "exit_status",
         "final",
         "folder",
         "give_up_at",
         "kill_at",
         "last",
+        "leader_start",
         "logs",
+        "pid",
         "pidfd",
         "process",
         "reader",
+        "reaped",
         "reports",
         "spec",
     )
@@ -51,12 +62,23 @@ class CommandRun:
         self,
         spec: TrialSpec,
         folder: Path,
-        process: subprocess.Popen,
+        process: subprocess.Popen | None,
         logs: Sequence[CappedLog] = (),
+        *,
+        pid: int | None = None,
+        leader_start: int | None = None,
+        exit_status: Callable[[], int | None] | None = None,
     ) -> None:
+        if process is not None:
+            pid = process.pid
+        elif pid is None or exit_status is None:
+            raise ValueError("an adopted CommandRun needs its shell's pid and exit_status")
         self.spec = spec
         self.folder = folder
         self.process = process
+        self.pid: int = pid
+        self.leader_start = leader_start
+        self.exit_status = exit_status  # reads an adopted shell's recorded status
         self.logs = tuple(logs)  # its stdout.log and stderr.log, when they are capped
         self.reader = open(folder / CHANNEL_FILE, "rb", buffering=0)  # noqa: SIM115
         self.buffer = b""
@@ -66,31 +88,56 @@ class CommandRun:
         self.kill_at: float | None = None  # SIGTERM's grace expires: SIGKILL (monotonic)
         self.ending: Ending | None = None
         self.reports = 0  # reports read from the channel; the step of one that gives none
-        self.code: int | None = None  # the shell's exit status, once reaped
+        self.reaped = False  # the shell's end was seen and its status collected
+        self.code: int | None = None  # the shell's exit status, once reaped (None: unknown)
         self.give_up_at: float | None = None  # SIGKILLed and still there: abandon (monotonic)
         try:
-            self.pidfd: int | None = os.pidfd_open(process.pid)
+            self.pidfd: int | None = os.pidfd_open(self.pid)
         except (AttributeError, OSError):  # not Linux >= 5.3: poll wakes up every TICK
             self.pidfd = None
+
+    @property
+    def adopted(self) -> bool:
+        """Whether an earlier driver started this command."""
+        return self.process is None
 
     def signal(self, sig: int) -> None:
         """Send ``sig`` to the trial's process group: the shell and all it started."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, sig)
+            os.killpg(self.pid, sig)
 
     def exited(self) -> bool:
         """Whether the shell has exited (without reaping it, so its group id stays valid)."""
+        if self.reaped:
+            return True
+        if self.process is None:
+            return self._adopted_exited()
         if self.process.returncode is not None:
             return True
         try:
-            info = os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:
             return True
         return info is not None and info.si_pid != 0
 
+    def _adopted_exited(self) -> bool:
+        if self.pidfd is not None:
+            readable, _, _ = select.select([self.pidfd], [], [], 0)
+            return bool(readable)
+        try:
+            stat = Path(f"/proc/{self.pid}/stat").read_bytes()
+        except OSError:
+            return True
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        return fields[0] == b"Z" or int(fields[19]) != self.leader_start
+
     def reap(self) -> None:
         """Collect the exited shell's status; its pidfd would wake ``poll`` for ever after."""
-        self.code = self.process.wait()
+        if self.process is not None:
+            self.code = self.process.wait()
+        elif self.exit_status is not None:
+            self.code = self.exit_status()
+        self.reaped = True
         self.close_pidfd()
 
     def group_alive(self) -> bool:
@@ -99,10 +146,10 @@ class CommandRun:
         Zombies do not count: orphans wait for init to reap them, which some inits never do.
         """
         try:
-            os.killpg(self.process.pid, 0)
+            os.killpg(self.pid, 0)
         except (ProcessLookupError, PermissionError):
             return False
-        return group_runs(self.process.pid)
+        return group_runs(self.pid)
 
     def close_pidfd(self) -> None:
         if self.pidfd is not None:
