@@ -7,132 +7,30 @@ started too); no test sleeps, and each runs in a fraction of a second.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from hyperlab import ExperimentStatus, TrialStatus
-from hyperlab import space as hs
-from hyperlab.config import validate_options
 from hyperlab.executors import TrialSpec
-from hyperlab.experiment._driver import CONTROL_INTERVAL, POLL_TIMEOUT, Driver
-from hyperlab.space import SearchSpace
+from hyperlab.experiment._driver import CONTROL_INTERVAL, POLL_TIMEOUT
 from hyperlab.store import (
     HEARTBEAT_INTERVAL,
     LEASE_TTL,
     ControlOutcome,
-    ControlRequest,
     ExperimentBusy,
-    ExperimentRecord,
     KillTrial,
     LeaseLost,
     SetConcurrency,
     SetMaxTrials,
     StopExperiment,
-    Store,
 )
 from hyperlab.store._schema import experiments
-from hyperlab.testing import FakeClock, FakeExecutor
 from hyperlab.testing.fakes import Fail, Finish, Report, Step
 from hyperlab.trial import Trial
-from hyperlab.tuners.base import Tuner
+from tests.simulation import Sim, resume, simulate
 
-SPACE = SearchSpace.coerce({"x": hs.uniform(0, 1000)})
 LATE = CONTROL_INTERVAL + POLL_TIMEOUT + 1e-6
 """How late the driver may act on a control or a budget: its next control read, one poll."""
-
-
-class NumberTuner(Tuner):
-    """Proposes ``x = number``; records the trials it observes, in order."""
-
-    def __init__(self, space: SearchSpace, **kwargs: Any) -> None:
-        super().__init__(space, **kwargs)
-        self.observed: list[Trial] = []
-
-    def suggest(self, number: int) -> dict[str, Any]:
-        return {"x": float(number)}
-
-    def observe(self, trial: Trial) -> None:
-        self.observed.append(trial)
-
-
-@dataclass
-class Sim:
-    """One experiment wired for simulated time."""
-
-    clock: FakeClock
-    store: Store
-    record: ExperimentRecord
-    tuner: NumberTuner
-    executor: FakeExecutor
-    driver: Driver
-
-    @property
-    def id(self) -> str:
-        return self.record.id
-
-    def run(self) -> ExperimentStatus:
-        return self.driver.run()
-
-    def trials(self) -> list[Trial]:
-        return self.store.get_trials(self.id)
-
-    def at(self, when: float, request: ControlRequest) -> list[int]:
-        """Send ``request`` at simulated second ``when``; the list gets its control id."""
-        sent: list[int] = []
-        self.clock.call_at(when, lambda: sent.append(self.store.send_control(self.id, request)))
-        return sent
-
-    def t(self, epoch: float | None) -> float:
-        """Simulated seconds since the start for an epoch stamp of the clock."""
-        assert epoch is not None
-        return epoch - self.clock.start
-
-
-def simulate(script: Callable[[TrialSpec], Any], tmp_path: Path, **options: Any) -> Sim:
-    clock = FakeClock()
-    store = Store.open(":memory:", clock=clock)
-    opts = validate_options(seed=7, **options)
-    tuner = NumberTuner(SPACE, mode=opts.mode, seed=7)
-    record = ExperimentRecord(
-        id=store.new_experiment_id(),
-        name=None,
-        status=ExperimentStatus.INITIALIZED,
-        options=opts,
-        space=SPACE.to_nni(),
-        seed=7,
-        objective=None,
-        created_at=clock.time(),
-    )
-    store.create_experiment(record)
-    executor = FakeExecutor(
-        script, clock=clock, concurrency=opts.concurrency, trial_timeout=opts.trial_timeout
-    )
-    driver = Driver(store, record, opts, tuner, executor, experiment_dir=tmp_path, clock=clock)
-    return Sim(clock, store, record, tuner, executor, driver)
-
-
-def resume(sim: Sim, script: Callable[[TrialSpec], Any], **changes: Any) -> Sim:
-    """A new driver (and tuner, executor) for the same experiment, as ``hyperlab.resume``
-    builds one: from the store alone, the budget changed by ``changes``."""
-    record = sim.store.get_experiment(sim.id)
-    opts = validate_options(**{**record.options.model_dump(), **changes})
-    tuner = NumberTuner(SPACE, mode=opts.mode, seed=7)
-    executor = FakeExecutor(script, clock=sim.clock, concurrency=opts.concurrency)
-    history = sim.store.get_trials(sim.id, reports=False)
-    driver = Driver(
-        sim.store,
-        record,
-        opts,
-        tuner,
-        executor,
-        history=history,
-        experiment_dir=Path("/nonexistent"),
-        clock=sim.clock,
-    )
-    return Sim(sim.clock, sim.store, record, tuner, executor, driver)
 
 
 def epochs(n: int, every: float) -> Callable[[TrialSpec], Iterator[Step]]:

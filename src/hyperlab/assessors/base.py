@@ -23,14 +23,14 @@ import enum
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from hyperlab.config import Registry, check_arguments, class_path
 from hyperlab.errors import ConfigError, TrialError
 from hyperlab.space import SearchSpace
-from hyperlab.trial import Mode, Report, Trial
+from hyperlab.trial import Mode, Report, Trial, objective_key
 
 __all__ = [
     "ASSESSORS",
@@ -39,6 +39,7 @@ __all__ = [
     "Branch",
     "Decision",
     "Resume",
+    "Stop",
     "assessor_class",
     "assessor_name",
     "assessor_names",
@@ -67,6 +68,14 @@ class Resume:
 
 
 @dataclass(frozen=True)
+class Stop:
+    """End paused trial ``number`` for good: it is EARLY_STOPPED, with its last value (a
+    scheduler's loser that it will never resume)."""
+
+    number: int
+
+
+@dataclass(frozen=True)
 class Branch:
     """Start a new trial with ``params`` that continues from trial ``parent``'s latest
     checkpoint (population based training's exploit and explore)."""
@@ -75,7 +84,7 @@ class Branch:
     params: dict[str, Any]
 
 
-Action = Resume | Branch
+Action = Resume | Stop | Branch
 """What a scheduler asks the driver to do besides answering reports."""
 
 
@@ -96,6 +105,11 @@ class Assessor(ABC):
     judges resources, and takes ``**kwargs`` for ``mode``, ``metric``, ``seed``, ``space``,
     which the framework passes.
     """
+
+    argument_aliases: ClassVar[dict[str, str]] = {}
+    """Other names ``assessor_args`` may use for this assessor's arguments (``{"mode":
+    "variant"}`` lets ASHA take ``mode="promotion"``, the experiment's ``mode`` being the
+    optimisation direction)."""
 
     def __init__(
         self,
@@ -128,8 +142,19 @@ class Assessor(ABC):
         """A trial ended for good (any finished status), or was paused (status PAUSED)."""
 
     def actions(self, now: float) -> list[Action]:
-        """Paused trials to resume and trials to branch, now; asked after every event."""
+        """Paused trials to resume or stop, and trials to branch, now; asked after every
+        event. An action naming a trial that is not paused (not yet, or no longer) is ignored.
+        """
         return []
+
+    def on_no_more_trials(self, count: int, now: float) -> None:  # noqa: B027  (a hook)
+        """The driver will create no trial numbered ``count`` or above (its budget is spent, or
+        the tuner ran out); called before ``actions`` each time it asks while that holds, so it
+        must be idempotent. Schedulers close their unfinished brackets with what they have."""
+
+    def min_concurrency(self) -> int:
+        """The concurrency below which this assessor cannot work (PBT: its population)."""
+        return 1
 
     # ---- helpers for subclasses --------------------------------------------------------
 
@@ -140,14 +165,14 @@ class Assessor(ABC):
             TrialError: the metric is missing or not a finite number.
         """
         metrics = report.metrics
-        key = self.metric
+        if self.resource_attr is not None and self.metric is None:
+            metrics = {k: v for k, v in metrics.items() if k != self.resource_attr}
+        key = objective_key(metrics, self.metric)
         if key is None:
-            key = "default" if "default" in metrics else next(iter(metrics), None)
-            if len(metrics) > 1 and "default" not in metrics:
-                raise TrialError(
-                    f"the assessor judges one metric, but the trial reported "
-                    f"{sorted(metrics)} and no `metric` says which; pass metric=<name>"
-                )
+            raise TrialError(
+                f"the assessor judges one metric, but the trial reported "
+                f"{sorted(metrics)} and no `metric` says which; pass metric=<name>"
+            )
         if key not in metrics:
             raise TrialError(
                 f"the assessor judges metric {key!r}, which the trial's report at step "
@@ -254,5 +279,6 @@ def create_assessor(
     else:
         raise ConfigError(f"assessor: expected a name or an Assessor subclass, got {assessor!r}")
     fixed = ("mode", "metric", "seed", "space")
-    checked = check_arguments(cls, args, f"assessor_args of {name!r}", given=fixed)
+    renamed = {cls.argument_aliases.get(key, key): value for key, value in (args or {}).items()}
+    checked = check_arguments(cls, renamed, f"assessor_args of {name!r}", given=fixed)
     return cls(mode=mode, metric=metric, seed=seed, space=space, **checked)

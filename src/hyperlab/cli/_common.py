@@ -79,13 +79,16 @@ def trial_table(trials: list, title: str | None = None) -> Any:
     from hyperlab.trial import TrialStatus, flatten_params
 
     errors = any(t.status is TrialStatus.FAILED for t in trials)
-    columns = ["#", "status", "value", "duration", "params"] + (["error"] if errors else [])
-    table = Table(*columns, title=title)
+    lineage = any(t.parent is not None for t in trials)  # population based training's
+    columns = ["#", *(["from"] if lineage else []), "status", "value", "duration", "params"]
+    table = Table(*columns, *(["error"] if errors else []), title=title)
     for t in trials:
         duration = "-" if t.duration is None else f"{t.duration:.2f}s"
         value = "-" if t.value is None else f"{t.value:.6g}"
         params = ", ".join(f"{k}={v!r}" for k, v in flatten_params(t.params).items())
         row = [str(t.number), str(t.status), value, duration, params]
+        if lineage:
+            row.insert(1, "" if t.parent is None else f"#{t.parent}")
         if errors:
             row.append(last_line(t.error) if t.status is TrialStatus.FAILED else "")
         table.add_row(*row)

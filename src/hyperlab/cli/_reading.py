@@ -81,6 +81,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         "trials": ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none yet",
         "objective": f"{options.metric or 'default'} ({options.mode})",
         "tuner": f"{options.tuner} {json.dumps(options.tuner_args)}",
+        "assessor": (
+            "none"
+            if options.assessor is None
+            else f"{options.assessor} {json.dumps(options.assessor_args)}"
+        ),
         "budget": f"max_trials={options.max_trials}, max_duration={options.max_duration}",
         "executor": f"{options.executor} x{options.concurrency}",
         "trial": str(record.objective_ref),

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from hyperlab.assessors.base import Assessor, Resume
+from hyperlab.assessors.base import Assessor, Resume, Stop
 from hyperlab.config import ExperimentOptions
 from hyperlab.executors.base import (
     Event,
@@ -50,7 +50,14 @@ from hyperlab.store import (
     Store,
     UnreadableRequest,
 )
-from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
+from hyperlab.trial import (
+    BOOKKEEPING_METRICS,
+    ExperimentStatus,
+    Report,
+    Trial,
+    TrialStatus,
+    objective_key,
+)
 from hyperlab.tuners.base import Tuner
 
 FLUSH_INTERVAL = 0.1  # seconds between group commits
@@ -124,9 +131,10 @@ class Driver:
         self.scheduling = Scheduling(assessor)
         self.active: dict[int, Trial] = {}
         self.requeue: deque[Trial] = deque()
+        self.orphans: dict[int, Trial] = {}  # waiting/running when the last driver died
         self.paused: dict[int, Trial] = {}
         self.stop_reasons: dict[int, Verdict] = {}
-        self.reported: set[int] = set()  # active trials that reported something
+        self.reported: set[int] = set()  # active and paused trials that reported something
         self.next_number = 0
         self.counts = {"finished": 0, "failed": 0}
         self.best: float | None = None
@@ -143,16 +151,24 @@ class Driver:
 
     def _replay(self, history: list[Trial]) -> None:
         """Feed finished trials to the tuner in number order; re-queue the interrupted ones
-        (waiting, running, or SYS_CANCELED by an experiment stop or a crash)."""
+        (waiting, running, or SYS_CANCELED by an experiment stop or a crash).
+
+        Those waiting or running may still run, their driver dead: ``run`` offers them to the
+        executor to adopt once it holds the lease, and re-runs only those it does not take.
+        """
         for trial in history:
             self.next_number = max(self.next_number, trial.number + 1)
             if trial.status is TrialStatus.PAUSED:
                 self.paused[trial.number] = trial  # stays paused: a scheduler resumes it
+                if trial.reports:
+                    self.reported.add(trial.number)
             elif trial.status.is_finished() and trial.status is not TrialStatus.SYS_CANCELED:
                 self._count(trial)
                 self.failures.record(trial)
                 self.tuner.observe(trial)
             else:
+                if not trial.status.is_finished():
+                    self.orphans[trial.number] = replace(trial, reports=())
                 self.requeue.append(
                     replace(
                         trial,
@@ -165,6 +181,36 @@ class Driver:
                 )
         self.scheduling.replay(history)
 
+    def _adopt_orphans(self) -> None:
+        """Let the executor adopt the trials the last driver left running; re-run the rest.
+
+        Called once this driver holds the lease (so two resumes never both adopt a trial) and
+        before it submits anything. An adopted trial stays RUNNING with its attempt, and its
+        reports go on from the last one stored; the others stay queued with ``attempt + 1``.
+        """
+        adopted: set[int] = set()
+        for number, trial in self.orphans.items():
+            stored = 0
+            if trial.status is TrialStatus.RUNNING:  # a waiting one has no report of this run
+                since = trial.started_at if trial.started_at is not None else float("-inf")
+                stored = sum(
+                    r.attempt == trial.attempt and r.time >= since
+                    for r in self.store.get_trial(self.id, number).reports
+                )
+            started = self.executor.adopt(self._spec(trial), reports=stored)
+            if started is None:
+                continue
+            adopted.add(number)
+            if trial.status is not TrialStatus.RUNNING:  # it started as the old driver died
+                trial = replace(trial, status=TrialStatus.RUNNING, started_at=started)
+                self.store.put_trial(trial)
+                self.scheduling.started(trial, started)
+            self.active[number] = trial
+            if stored:
+                self.reported.add(number)
+        self.orphans.clear()
+        if adopted:
+            self.requeue = deque(t for t in self.requeue if t.number not in adopted)
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -200,6 +246,7 @@ class Driver:
         try:
             self.store.flush()
             self.executor.open(self._on_event)
+            self._adopt_orphans()  # holding the lease: no other driver adopts them
         except BaseException:
             self.store.release_lease(lease, elapsed=self.elapsed())
             raise
@@ -278,19 +325,37 @@ class Driver:
                     verdict = self.stop_reasons.pop(trial.number, Verdict(reason))
                     self._finish(trial, verdict.status, now, error=verdict.error)
                 status = self.ending or ExperimentStatus.DONE
+                if status is not ExperimentStatus.STOPPED:  # never resumed: stopped early
+                    self._end_paused(now)
                 self._set_status(status, finished_at=now, error=self.error)
                 self.store.flush()
                 self.store.release_lease(self.keeper.lease, elapsed=self.elapsed())
         finally:
             self.keeper.stop()
 
+    def _end_paused(self, now: float) -> None:
+        """At the end of an experiment (not a stop, which a resume continues), the trials a
+        scheduler paused and never resumed are EARLY_STOPPED, with their last value."""
+        for number in sorted(self.paused):
+            self._stop_paused(self.paused.pop(number), now)
+
+    def _stop_paused(self, paused: Trial, now: float) -> None:
+        """A paused trial ends EARLY_STOPPED, with its last value."""
+        self.active[paused.number] = paused
+        value = self._objective_value(paused.metrics)[0] if paused.metrics else None
+        self._finish(paused, TrialStatus.EARLY_STOPPED, now, value=value, metrics=paused.metrics)
+
     def _abandon(self) -> None:
-        """The lease is lost: stop what runs here and write nothing more."""
+        """The lease is lost: let go of what runs here and write nothing more.
+
+        Trials that outlive their driver (commands) are left to the driver that took over,
+        which adopts them; the executor stops the others.
+        """
         self.closing = True
         self.active.clear()  # end events of what still runs are ignored from now on
         assert self.keeper is not None
         self.keeper.stop()
-        self.executor.close()
+        self.executor.detach()
 
     # ---- submitting -----------------------------------------------------------------------
 
@@ -304,13 +369,21 @@ class Driver:
     def _schedule(self) -> bool:
         """Act on what the assessor asks for now; True if a trial was queued."""
         queued = False
-        for action in self.scheduling.actions(self.clock.time()):
+        now = self.clock.time()
+        spent = self.max_trials is not None and self.next_number >= self.max_trials
+        for action in self.scheduling.actions(
+            now, no_more=spent or self.exhausted, count=self.next_number
+        ):
             if isinstance(action, Resume):
                 paused = self.paused.pop(action.number, None)
                 if paused is not None:
                     self.requeue.appendleft(replace(paused, status=TrialStatus.WAITING))
                     queued = True
-            elif self.max_trials is None or self.next_number < self.max_trials:  # a Branch
+            elif isinstance(action, Stop):
+                paused = self.paused.pop(action.number, None)
+                if paused is not None:
+                    self._stop_paused(paused, now)
+            elif not spent:  # a Branch
                 trial = self._trial(self.next_number, action.params, parent=action.parent)
                 self.next_number += 1
                 self.requeue.append(trial)
@@ -386,11 +459,11 @@ class Driver:
             report = Report(event.step, metrics, event.time, trial.attempt)
             self.store.add_report(self.id, trial.number, report)
             self.reported.add(trial.number)
-            if trial.number not in self.stop_reasons:
-                verdict = self.scheduling.reported(trial, report, event.time)
-                if verdict is not None:
-                    self.stop_reasons[trial.number] = verdict
-                    self.executor.stop(trial.number)
+            # every report reaches the assessor, as on replay; a stopping trial's are not acted on
+            verdict = self.scheduling.reported(trial, report, event.time)
+            if verdict is not None and trial.number not in self.stop_reasons:
+                self.stop_reasons[trial.number] = verdict
+                self.executor.stop(trial.number)
             if not self.closing:
                 self._housekeeping()
         elif isinstance(event, Started):
@@ -428,22 +501,18 @@ class Driver:
     def _normalize(self, metrics: dict[str, Any]) -> dict[str, Any]:
         """A bare reported value (key ``default``) is the objective: name it after ``metric``."""
         metric = self.options.metric
-        if metric is not None and len(metrics) == 1 and "default" in metrics:
-            return {metric: metrics["default"]}
+        bare = all(key == "default" or key in BOOKKEEPING_METRICS for key in metrics)
+        if metric is not None and "default" in metrics and metric not in metrics and bare:
+            return {metric if k == "default" else k: v for k, v in metrics.items()}
         return metrics
 
     def _objective_value(self, metrics: dict[str, Any]) -> tuple[float | None, str | None]:
-        key = self.options.metric
+        key = objective_key(metrics, self.options.metric)
         if key is None:
-            if "default" in metrics:
-                key = "default"
-            elif len(metrics) == 1:
-                key = next(iter(metrics))
-            else:
-                return None, (
-                    f"the trial reported metrics {sorted(metrics)} and no `metric` says "
-                    "which one is the objective; pass metric=<name>"
-                )
+            return None, (
+                f"the trial reported metrics {sorted(metrics)} and no `metric` says "
+                "which one is the objective; pass metric=<name>"
+            )
         if key not in metrics:
             return None, f"metric {key!r} is missing from the trial's result {sorted(metrics)}"
         value = metrics[key]
@@ -479,7 +548,8 @@ class Driver:
         )
         del self.active[trial.number]
         reported = trial.number in self.reported
-        self.reported.discard(trial.number)
+        if status is not TrialStatus.PAUSED:  # it paused on a report: it stays a reporter
+            self.reported.discard(trial.number)
         self.store.put_trial(trial)
         if status is TrialStatus.SYS_CANCELED:  # interrupted: it runs again on resume
             return

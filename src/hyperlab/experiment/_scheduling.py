@@ -54,10 +54,14 @@ class Scheduling:
         for trial in history:
             if trial.started_at is not None:
                 moments.append((trial.started_at, 0, trial.number, 0, trial, None))
+            elif trial.parent is not None and trial.created_at is not None:
+                # a branch asked for but not started before the crash: the assessor knows it
+                moments.append((trial.created_at, 0, trial.number, 0, trial, None))
             for i, step in enumerate(trial.reports):
                 moments.append((step.time, 1, trial.number, i, trial, step))
+            interrupted = trial.status is TrialStatus.SYS_CANCELED  # it runs again: not ended
             ended = trial.status.is_finished() or trial.status is TrialStatus.PAUSED
-            if ended and trial.finished_at is not None:
+            if ended and not interrupted and trial.finished_at is not None:
                 moments.append((trial.finished_at, 2, trial.number, 0, trial, None))
         moments.sort(key=lambda m: m[:4])
         for when, kind, _, _, trial, report in moments:
@@ -106,6 +110,11 @@ class Scheduling:
             )
         self.assessor.on_end(trial, now)
 
-    def actions(self, now: float) -> list[Action]:
-        """What the assessor asks for now (resumes, branches)."""
-        return [] if self.assessor is None else self.assessor.actions(now)
+    def actions(self, now: float, *, no_more: bool, count: int) -> list[Action]:
+        """What the assessor asks for now (resumes, stops, branches); when ``no_more`` trials
+        will be created, it is first told that ``count`` is all there will be."""
+        if self.assessor is None:
+            return []
+        if no_more:
+            self.assessor.on_no_more_trials(count, now)
+        return self.assessor.actions(now)

@@ -54,6 +54,7 @@ def make_assessor(
                 f"assessor: the {options.tuner!r} tuner schedules its own trials (it is an "
                 f"advisor, as NNI says); remove assessor={options.assessor!r}"
             )
+        tuner.metric = options.metric if tuner.metric is None else tuner.metric
         return tuner
     if assessor is None:
         if options.assessor_args:
@@ -61,7 +62,7 @@ def make_assessor(
                 f"assessor_args: given ({sorted(options.assessor_args)}) without an assessor"
             )
         return None
-    return create_assessor(
+    made = create_assessor(
         assessor,
         mode=options.mode,
         metric=options.metric,
@@ -69,6 +70,13 @@ def make_assessor(
         space=tuner.space,
         args=options.assessor_args,
     )
+    if options.concurrency < made.min_concurrency():
+        raise ConfigError(
+            f"concurrency: the {options.assessor!r} assessor needs at least "
+            f"{made.min_concurrency()} trials running at once, got concurrency="
+            f"{options.concurrency}"
+        )
+    return made
 
 
 def make_executor(options: ExperimentOptions, objective: Callable[..., Any]) -> Executor:

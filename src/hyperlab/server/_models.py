@@ -131,6 +131,9 @@ class TrialOut(BaseModel):
     params: dict[str, Any]
     status: TrialStatus
     attempt: int
+    parent: int | None = Field(
+        description="The trial whose checkpoint this one continued (population based training)."
+    )
     value: float | None
     metrics: dict[str, Any]
     error: str | None
@@ -153,6 +156,7 @@ class TrialOut(BaseModel):
             params=trial.params,
             status=trial.status,
             attempt=trial.attempt,
+            parent=trial.parent,
             value=trial.value,
             metrics=trial.metrics,
             error=trial.error,

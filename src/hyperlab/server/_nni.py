@@ -296,9 +296,7 @@ def list_trial_jobs(
     folder = _folder(request, record)
     metric = record.options.metric
     trials = context(request).store.get_trials(record.id, reports=False)
-    return [
-        _trial_job(t, metric, folder) for t in trials if status in (None, nni_status(t.status))
-    ]
+    return [_trial_job(t, metric, folder) for t in trials if status in (None, nni_status(t.status))]
 
 
 @router.get(

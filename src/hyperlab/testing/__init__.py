@@ -1,5 +1,5 @@
 """Test seams and conformance suites that ship with hyperlab, as Optuna ships
-``optuna.testing``: run them against your own tuner, executor or store.
+``optuna.testing``: run them against your own tuner, assessor, executor or store.
 
 ```python
 # tests/test_my_tuner.py
@@ -14,6 +14,10 @@ class TestMyTuner(TunerContract):
 
 - ``TunerContract``: seeded determinism, replay equality, proposals inside the space, nested
   choices, failed and stopped trials (``hyperlab.testing.tuners``).
+- ``AssessorContract``: answers of the right kind, the same answers to the same calls and after
+  a replay of the stored history, silent trials left alone, ``TrialError`` for a report without
+  the judged metric, nothing decided after a trial's end, the worst of a family of learning
+  curves stopped before the best, in simulated time (``hyperlab.testing.assessors``).
 - ``ExecutorContract``: the end-event contract, stop, timeout, nothing left running
   (``hyperlab.testing.executors``).
 - ``StoreContract``: the store's behaviour on any backend (``hyperlab.testing.stores``).
@@ -27,6 +31,7 @@ import importlib as _importlib
 import typing as _typing
 
 _EXPORTS = {
+    "AssessorContract": "hyperlab.testing.assessors",
     "ExecutorContract": "hyperlab.testing.executors",
     "FakeClock": "hyperlab.testing.fakes",
     "FakeExecutor": "hyperlab.testing.fakes",

@@ -23,6 +23,7 @@ from hyperlab.tuners.base import (
 )
 
 _CLASSES = {
+    "BOHB": "hyperlab.tuners._bohb",
     "AnnealTuner": "hyperlab.tuners._anneal",
     "CMAESTuner": "hyperlab.tuners._cmaes",
     "EvolutionTuner": "hyperlab.tuners._evolution",
@@ -33,6 +34,7 @@ _CLASSES = {
 }
 
 __all__ = [
+    "BOHB",
     "TUNERS",
     "AnnealTuner",
     "CMAESTuner",
@@ -65,6 +67,7 @@ def __dir__() -> list[str]:
 
 if _typing.TYPE_CHECKING:
     from hyperlab.tuners._anneal import AnnealTuner
+    from hyperlab.tuners._bohb import BOHB
     from hyperlab.tuners._cmaes import CMAESTuner
     from hyperlab.tuners._evolution import EvolutionTuner
     from hyperlab.tuners._gp import GPTuner

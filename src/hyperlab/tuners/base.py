@@ -76,6 +76,7 @@ TUNERS: Registry[Tuner] = Registry(
         "evolution": "hyperlab.tuners._evolution:EvolutionTuner",
         "gp": "hyperlab.tuners._gp:GPTuner",
         "cmaes": "hyperlab.tuners._cmaes:CMAESTuner",
+        "bohb": "hyperlab.tuners._bohb:BOHB",
     },
     aliases={
         "Random": "random",
@@ -84,6 +85,7 @@ TUNERS: Registry[Tuner] = Registry(
         "Anneal": "anneal",
         "Evolution": "evolution",
         "GPTuner": "gp",
+        "BOHB": "bohb",
     },
 )
 """Tuner names for ``tuner=``: hyperlab's, NNI's spellings, and users' own (``register_tuner``)."""

@@ -132,28 +132,35 @@ def _tuner(value: Any) -> dict[str, Any]:
     return out
 
 
-# NNI's assessors and advisors, and how their classArgs are named here
-_SCHEDULERS: dict[str, tuple[str, str, dict[str, str]]] = {
-    # NNI name: (field, hyperlab name, NNI argument -> hyperlab argument)
-    "Medianstop": ("assessor", "median", {}),
-    "Curvefitting": ("assessor", "curvefit", {}),
-    "Hyperband": ("assessor", "hyperband", {"R": "max_resource", "eta": "reduction_factor"}),
+# NNI's assessors and advisors, how their classArgs are named here, and the classArgs accepted
+# without effect: Hyperband's parallelism switch (hyperlab always runs brackets side by side),
+# and the kernel bandwidths of BOHB's density model (hyperlab's Parzen estimator sets its own)
+_SCHEDULERS: dict[str, tuple[str, str, dict[str, str], frozenset[str]]] = {
+    # NNI name: (field, hyperlab name, NNI argument -> hyperlab argument, ignored arguments)
+    "Medianstop": ("assessor", "median", {}, frozenset()),
+    "Curvefitting": ("assessor", "curvefit", {}, frozenset()),
+    "Hyperband": (
+        "assessor",
+        "hyperband",
+        {"R": "max_resource", "eta": "reduction_factor"},
+        frozenset({"exec_mode"}),
+    ),
     "BOHB": (
         "tuner",
         "bohb",
         {"min_budget": "min_resource", "max_budget": "max_resource", "eta": "reduction_factor"},
+        frozenset({"bandwidth_factor", "min_bandwidth"}),
     ),
 }
-_IGNORED_ARGS = {"exec_mode"}  # Hyperband's parallelism switch: hyperlab schedules asynchronously
 
 
 def _scheduler(key: str, value: Any) -> dict[str, Any]:
     """NNI's ``assessor`` (Medianstop, Curvefitting) or ``advisor`` (Hyperband, BOHB)."""
     name, args = _component(key, value)
     if name not in _SCHEDULERS:
-        known = [n for n, (f, _, _) in _SCHEDULERS.items() if key == "advisor" or f == key]
+        known = [n for n, (f, *_) in _SCHEDULERS.items() if key == "advisor" or f == key]
         raise _unsupported(f"{key}.name", name, f"the built-in {', '.join(known)}")
-    field, ours, renames = _SCHEDULERS[name]
+    field, ours, renames, ignored = _SCHEDULERS[name]
     out: dict[str, Any] = {}
     mode = args.pop("optimize_mode", None)
     if mode is not None:
@@ -163,9 +170,7 @@ def _scheduler(key: str, value: Any) -> dict[str, Any]:
                 f"got {mode!r}"
             )
         out["mode"] = _MODES[mode]
-    converted = {
-        renames.get(arg, arg): val for arg, val in args.items() if arg not in _IGNORED_ARGS
-    }
+    converted = {renames.get(arg, arg): val for arg, val in args.items() if arg not in ignored}
     out[field] = ours
     out[f"{field}_args"] = converted
     return out
