@@ -13,15 +13,20 @@ score after each epoch:
   ``f(x)`` (known maximum 1.0) reached along ``f(x) * (1 - exp(-t / tau(x)))`` plus noise,
   with slow starters among the good configurations, so that judging early is hard.
 
-For every contender, the same random sampling (hyperlab's ``random`` tuner, Optuna's
-``RandomSampler``: the same proposals distribution, so the difference is the stopping), the same
-budget of configurations (``--trials``, default 30) in the same run, and each seed: the best
-final score found (the last score of the best trial) and the epochs actually trained (counted in
-the objective, resumed trials included). It prints the median over the seeds (``--seeds``,
-default 5) and the ratios the targets are about:
+For every contender and seed, the same configurations in the same order (``--trials`` of them,
+default 30, drawn at random from the space with that seed, given to hyperlab through a tuner that
+proposes them in turn and to Optuna through ``enqueue_trial``), and each configuration's model
+seeded alike (from the configuration itself), so that the only difference is the stopping. For
+each: the best final score found (the last score of the best trial) and the epochs actually
+trained (counted in the objective, resumed trials included), in the same run. It prints the
+median over the seeds (``--seeds``, default 5) and the ratios the targets are about:
 
-- ``asha`` and ``hyperband``: a best within 0.01 of no stopping's with at most 1/3 of its epochs;
+- ``asha`` (both variants) and ``hyperband``: a best within 0.01 of no stopping's with at most
+  1/3 of its epochs;
 - and fewer epochs than Optuna's ``HyperbandPruner`` for a best at least as good.
+
+``pbt`` is not among the contenders: it changes a trial's parameters as it trains (and needs a
+population running at once), so it cannot be held to the same list of configurations.
 
     pip install -e ".[bench]"
     python benchmarks/early_stopping.py [--task sgd|curves|both] [--seeds 5] [--trials 30]
@@ -30,11 +35,13 @@ default 5) and the ratios the targets are about:
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 import statistics
 import time
 import warnings
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +49,8 @@ from typing import Any
 import numpy as np
 
 import hyperlab
+from hyperlab.space import SearchSpace
+from hyperlab.tuners import Tuner
 
 EPOCHS = 27
 
@@ -145,14 +154,36 @@ class CurvesTask:
         return model["final"] * shape + float(model["rng"].normal(0.0, 0.01))
 
 
+def configurations(task: Any, trials: int, seed: int) -> list[dict[str, Any]]:
+    """The configurations every contender tries with ``seed``, in order."""
+    space = SearchSpace.coerce(task.hyperlab_space())
+    return space.sample(np.random.default_rng(seed), trials)
+
+
+def model_seed(params: dict[str, Any]) -> int:
+    """The seed of a configuration's model: the same in every contender."""
+    return zlib.crc32(json.dumps(params, sort_keys=True, default=str).encode())
+
+
 # ---------------------------------------------------------------- hyperlab
+
+
+class Listed(Tuner):
+    """Proposes ``configs`` in turn."""
+
+    def __init__(self, space: SearchSpace, configs: list[dict[str, Any]], **kwargs: Any) -> None:
+        super().__init__(space, **kwargs)
+        self.configs = configs
+
+    def suggest(self, number: int) -> dict[str, Any] | None:
+        return self.configs[number] if number < len(self.configs) else None
 
 
 def hyperlab_objective(task: Any, counter: Counter) -> Callable[[dict[str, Any]], Any]:
     def objective(params: dict[str, Any]) -> Any:
         state = hyperlab.load_checkpoint()
         if state is None:
-            model, start = task.new_model(params, hyperlab.trial_seed()), 0
+            model, start = task.new_model(params, model_seed(params)), 0
         else:
             model, start = state["model"], state["epoch"] + 1
         score = state["score"] if state is not None else 0.0
@@ -171,6 +202,10 @@ ASSESSORS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "median": ("median", {"start_step": 3}),
     "curvefit": ("curvefit", {"epoch_num": EPOCHS, "start_step": 6}),
     "asha": ("asha", {"min_resource": 1, "max_resource": EPOCHS, "reduction_factor": 3}),
+    "asha-promotion": (
+        "asha",
+        {"min_resource": 1, "max_resource": EPOCHS, "reduction_factor": 3, "mode": "promotion"},
+    ),
     "hyperband": ("hyperband", {"min_resource": 1, "max_resource": EPOCHS, "reduction_factor": 3}),
 }
 
@@ -178,12 +213,13 @@ ASSESSORS: dict[str, tuple[str | None, dict[str, Any]]] = {
 def run_hyperlab(task: Any, contender: str, trials: int, seed: int) -> tuple[float, int]:
     assessor, args = ASSESSORS[contender]
     counter = Counter()
+    space = SearchSpace.coerce(task.hyperlab_space())
     result = hyperlab.run(
         hyperlab_objective(task, counter),
-        task.hyperlab_space(),
+        space,
         metric="score",
         mode="max",
-        tuner="random",
+        tuner=Listed(space, configurations(task, trials, seed), mode="max", seed=seed),
         assessor=assessor,
         assessor_args=args or None,
         max_trials=trials,
@@ -214,7 +250,8 @@ def run_optuna(task: Any, contender: str, trials: int, seed: int) -> tuple[float
     counter = Counter()
 
     def objective(trial: Any) -> float:
-        model = task.new_model(task.optuna_params(trial), seed * 1000 + trial.number)
+        params = task.optuna_params(trial)
+        model = task.new_model(params, model_seed(params))
         score = 0.0
         for epoch in range(EPOCHS):
             score = task.train_epoch(model, epoch)
@@ -226,8 +263,13 @@ def run_optuna(task: Any, contender: str, trials: int, seed: int) -> tuple[float
         return score
 
     study = optuna.create_study(
-        direction="maximize", sampler=optuna.samplers.RandomSampler(seed=seed), pruner=pruner
+        direction="maximize",
+        sampler=optuna.samplers.RandomSampler(seed=seed),
+        pruner=pruner,
+        study_name=f"seed-{seed}",  # HyperbandPruner deals trials to brackets by this name
     )
+    for params in configurations(task, trials, seed):
+        study.enqueue_trial(params)
     study.optimize(objective, n_trials=trials)
     best = max((t.user_attrs.get("score", -math.inf) for t in study.trials), default=-math.inf)
     return best, counter.epochs
@@ -260,7 +302,7 @@ def bench(task: Any, seeds: int, trials: int, contenders: list[str]) -> None:
         return
     base_best, base_epochs, _ = rows["none"]
     print("  targets:")
-    for name in ("asha", "hyperband"):
+    for name in ("asha", "asha-promotion", "hyperband"):
         if name not in rows:
             continue
         best, used, _ = rows[name]
@@ -294,7 +336,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown contenders {unknown}; known: {', '.join(CONTENDERS)}")
     tasks = {"sgd": [SGDTask], "curves": [CurvesTask], "both": [SGDTask, CurvesTask]}[args.task]
-    print(f"hyperlab {hyperlab.__version__}; random sampling for every contender")
+    print(f"hyperlab {hyperlab.__version__}; the same random configurations for every contender")
     for make in tasks:
         bench(make(), args.seeds, args.trials, contenders)
 
