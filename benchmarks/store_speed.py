@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from hyperlab.config import ExperimentOptions
 from hyperlab.store import ExperimentRecord, Store
 from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
 
@@ -45,7 +46,9 @@ def run(store: Store, pattern: str, n_trials: int, batch: int, reports: int, rep
     """Seconds spent in the store for ``n_trials`` trials."""
     experiment_id = f"b{pattern[:3]}{reports}{repeat:03d}"
     store.create_experiment(
-        ExperimentRecord(experiment_id, None, ExperimentStatus.RUNNING, {}, {}, 0, None, 0.0)
+        ExperimentRecord(
+            experiment_id, None, ExperimentStatus.RUNNING, ExperimentOptions(), {}, 0, None, 0.0
+        )
     )
     trials = [_trial(experiment_id, n) for n in range(n_trials)]
     running = [_running(t) for t in trials]

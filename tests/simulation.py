@@ -22,7 +22,7 @@ from hyperlab.space import SearchSpace
 from hyperlab.store import ControlRequest, ExperimentRecord, Store
 from hyperlab.testing import FakeClock, FakeExecutor
 from hyperlab.trial import Trial
-from hyperlab.tuners.base import Tuner
+from hyperlab.tuners.base import Tuner, tuner_name
 
 SPACE = SearchSpace.coerce({"x": hs.uniform(0, 1000)})
 SEED = 7
@@ -92,7 +92,7 @@ def simulate(
     tmp_path: Path,
     *,
     space: SearchSpace = SPACE,
-    tuner: Tuner | None = None,
+    tuner: Tuner | str | None = None,
     assessor: Assessor | str | None = None,
     **options: Any,
 ) -> Sim:
@@ -102,13 +102,20 @@ def simulate(
         script: The trials' script.
         tmp_path: The experiment's folder.
         space: The search space.
-        tuner: The tuner; a ``NumberTuner`` (``x = number``) by default.
+        tuner: The tuner object, whose name the options record (a search-space update
+            rebuilds it by that name); or a tuner's name, recorded in the options while a
+            ``NumberTuner`` (``x = number``) proposes until such an update. A
+            ``NumberTuner`` by default.
         assessor: An assessor object (BOHB: the tuner itself), or the name of one, built from
             ``assessor_args`` as ``hyperlab.run`` builds it.
         **options: The experiment's options; ``seed`` is the tuner's.
     """
     if isinstance(assessor, str):
         options["assessor"], assessor = assessor, None
+    if isinstance(tuner, str):
+        options["tuner"], tuner = tuner, None
+    elif tuner is not None:
+        options.setdefault("tuner", tuner_name(type(tuner)))
     clock = FakeClock()
     store = Store.open(":memory:", clock=clock)
     opts = validate_options(seed=SEED if tuner is None else tuner.seed, **options)
@@ -140,7 +147,7 @@ def resume(
     record = sim.store.get_experiment(sim.id)
     opts = validate_options(**{**record.options.model_dump(), **changes})
     history = sim.store.get_trials(sim.id, reports=True)
-    space = sim.tuner.space
+    space = SearchSpace.from_nni(record.space)  # as a search-space update left it
     return _wire(
         sim.store, record, opts, script, sim.clock, space, tuner, assessor, sim.folder, history
     )

@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "BOOKKEEPING_METRICS",
+    "CUSTOM_TRIAL",
     "ExperimentStatus",
     "Mode",
     "Report",
@@ -61,6 +62,9 @@ class ExperimentStatus(str, enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+
+CUSTOM_TRIAL = "custom"
+"""``Trial.source`` of a trial added by hand (NNI's customized trial), not proposed by the tuner."""
 
 BOOKKEEPING_METRICS = frozenset({"time_this_iter_s"})
 """Metrics the framework adds to reports (Ray's reporter adds ``time_this_iter_s``): never
@@ -148,6 +152,8 @@ class Trial:
         created_at / started_at / finished_at: Seconds since the epoch, or None.
         parent: The trial whose checkpoint this one started from (population based
             training's exploit), or None.
+        source: Where its parameters came from: None for the tuner (or a scheduler's
+            branch), ``"custom"`` for a trial added by hand (NNI's customized trial).
     """
 
     experiment_id: str
@@ -164,6 +170,7 @@ class Trial:
     started_at: float | None = None
     finished_at: float | None = None
     parent: int | None = None
+    source: str | None = None
 
     @property
     def id(self) -> str:
@@ -179,7 +186,7 @@ class Trial:
 
     def as_row(self) -> dict[str, Any]:
         """One flat row (for tables, CSV, pandas): number, status, value, attempt, parent,
-        duration, error, then ``params.<name>`` (nested ones joined with ``/``) and
+        source, duration, error, then ``params.<name>`` (nested ones joined with ``/``) and
         ``metrics.<name>``."""
         row: dict[str, Any] = {
             "number": self.number,
@@ -187,6 +194,7 @@ class Trial:
             "value": self.value,
             "attempt": self.attempt,
             "parent": self.parent,
+            "source": self.source,
             "duration": self.duration,
             "error": self.error,
         }

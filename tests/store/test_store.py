@@ -147,7 +147,8 @@ def test_newer_schema_version_is_refused(persistent_storage: str) -> None:
 
 
 def test_a_version_1_store_is_migrated_when_first_opened(persistent_storage: str) -> None:
-    """Version 1 kept ``objective_ref`` in the options and outcomes as ``"ok"``/``"error: ..."``."""
+    """Version 1 kept ``objective_ref`` in the options and outcomes as ``"ok"``/``"error: ..."``;
+    it is migrated to version 2, then 3 (trials' source, the server's URL, imported results)."""
     store = Store.open(persistent_storage)
     store.create_experiment(record(objective_ref="old:f"))
     done_ok = store.send_control("exp00001", StopExperiment())
@@ -167,6 +168,10 @@ def test_a_version_1_store_is_migrated_when_first_opened(persistent_storage: str
             conn.execute(text(f"ALTER TABLE experiments DROP COLUMN {column}"))
         conn.execute(text("ALTER TABLE controls DROP COLUMN applied"))
         conn.execute(text("ALTER TABLE trials DROP COLUMN parent"))
+        conn.execute(text("ALTER TABLE trials DROP COLUMN source"))  # version 3's
+        conn.execute(text("ALTER TABLE experiments DROP COLUMN server_url"))
+        conn.execute(text("ALTER TABLE controls DROP COLUMN trial"))
+        conn.execute(text("DROP TABLE imported"))
         conn.execute(
             text("UPDATE experiments SET config = :c"),
             {"c": '{"metric": "loss", "mode": "max", "objective_ref": "old:f"}'},
@@ -188,6 +193,7 @@ def test_a_version_1_store_is_migrated_when_first_opened(persistent_storage: str
     assert migrated.get_control(done_ok).outcome == ControlOutcome.ok()
     assert migrated.get_control(done_bad).outcome == ControlOutcome.rejected("gone")
     assert len(migrated.pending_controls("exp00001")) == 1
+    assert rec.server_url is None and migrated.get_imported("exp00001") == []
     migrated.close()
     with create_engine(resolve_storage(persistent_storage).url).connect() as conn:
         version = conn.execute(text("SELECT value FROM hyperlab_meta")).scalar()

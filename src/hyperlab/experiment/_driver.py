@@ -31,6 +31,13 @@ from hyperlab.executors.base import (
     TrialSpec,
 )
 from hyperlab.experiment._clock import SYSTEM_CLOCK, Clock
+from hyperlab.experiment._controls import (
+    apply_add_trial,
+    apply_import,
+    apply_space_update,
+    fits,
+    imported_trials,
+)
 from hyperlab.experiment._failures import FailureWatch
 from hyperlab.experiment._keeper import LeaseKeeper
 from hyperlab.experiment._progress import make_progress
@@ -38,9 +45,11 @@ from hyperlab.experiment._scheduling import Scheduling, Verdict
 from hyperlab.reporting import is_finite_number
 from hyperlab.store import (
     HEARTBEAT_INTERVAL,
+    AddTrial,
     ControlOutcome,
     ControlRequest,
     ExperimentRecord,
+    ImportData,
     KillTrial,
     LeaseLost,
     SetConcurrency,
@@ -49,6 +58,7 @@ from hyperlab.store import (
     StopExperiment,
     Store,
     UnreadableRequest,
+    UpdateSearchSpace,
 )
 from hyperlab.trial import (
     BOOKKEEPING_METRICS,
@@ -103,6 +113,8 @@ class Driver:
             seconds between plain lines (see ``make_progress``).
         clock: Where time comes from: stamps, the ``max_duration`` budget, heartbeats,
             flush and control intervals; a ``hyperlab.testing.FakeClock`` in simulated time.
+        server_url: Where the experiment is served while this driver runs it (recorded for
+            readers), or None.
     """
 
     def __init__(
@@ -118,8 +130,10 @@ class Driver:
         experiment_dir: Path,
         progress: bool | float | None = False,
         clock: Clock = SYSTEM_CLOCK,
+        server_url: str | None = None,
     ) -> None:
         self.store = store
+        self.record = record
         self.id = record.id
         self.trial_seed = TrialSeeds(record.seed)
         self.options = options
@@ -127,6 +141,7 @@ class Driver:
         self.executor = executor
         self.trials_dir = str(experiment_dir / "trials")
         self.clock = clock
+        self.server_url = server_url
         self.started = threading.Event()
         self.scheduling = Scheduling(assessor)
         self.active: dict[int, Trial] = {}
@@ -136,6 +151,7 @@ class Driver:
         self.stop_reasons: dict[int, Verdict] = {}
         self.reported: set[int] = set()  # active and paused trials that reported something
         self.next_number = 0
+        self.imported = 0  # results imported into the tuner so far
         self.counts = {"finished": 0, "failed": 0}
         self.best: float | None = None
         self.failures = FailureWatch(options, executor.concurrency)
@@ -150,12 +166,20 @@ class Driver:
         self._replay(history or [])
 
     def _replay(self, history: list[Trial]) -> None:
-        """Feed finished trials to the tuner in number order; re-queue the interrupted ones
-        (waiting, running, or SYS_CANCELED by an experiment stop or a crash).
+        """Feed the imported results, then the finished trials in number order, to the tuner
+        (those that fit its search space: trials from before a search-space update may not);
+        re-queue the interrupted ones (waiting, running, or SYS_CANCELED by an experiment stop
+        or a crash).
 
         Those waiting or running may still run, their driver dead: ``run`` offers them to the
         executor to adopt once it holds the lease, and re-runs only those it does not take.
         """
+        space = self.tuner.space
+        imported = imported_trials(self.store, self.id)
+        self.imported = len(imported)
+        for trial in imported:
+            if fits(space, trial.params):
+                self.tuner.observe(trial)
         for trial in history:
             self.next_number = max(self.next_number, trial.number + 1)
             if trial.status is TrialStatus.PAUSED:
@@ -165,7 +189,8 @@ class Driver:
             elif trial.status.is_finished() and trial.status is not TrialStatus.SYS_CANCELED:
                 self._count(trial)
                 self.failures.record(trial)
-                self.tuner.observe(trial)
+                if fits(space, trial.params):
+                    self.tuner.observe(trial)
             else:
                 if not trial.status.is_finished():
                     self.orphans[trial.number] = replace(trial, reports=())
@@ -239,7 +264,10 @@ class Driver:
         self._t0 = self._last_flush = self._last_control = self._last_beat = self.clock.monotonic()
         self._elapsed0 = lease.elapsed
         self.keeper = LeaseKeeper(self.store, lease, self.elapsed)
-        fields: dict[str, object] = {"options": self.options}  # a resume may change the budget
+        fields: dict[str, object] = {  # a resume may change the budget
+            "options": self.options,
+            "server_url": self.server_url,
+        }
         if lease.started_at is None:
             fields["started_at"] = self.clock.time()
         self._set_status(ExperimentStatus.RUNNING, finished_at=None, error=None, **fields)
@@ -327,7 +355,7 @@ class Driver:
                 status = self.ending or ExperimentStatus.DONE
                 if status is not ExperimentStatus.STOPPED:  # never resumed: stopped early
                     self._end_paused(now)
-                self._set_status(status, finished_at=now, error=self.error)
+                self._set_status(status, finished_at=now, error=self.error, server_url=None)
                 self.store.flush()
                 self.store.release_lease(self.keeper.lease, elapsed=self.elapsed())
         finally:
@@ -384,7 +412,7 @@ class Driver:
                 if paused is not None:
                     self._stop_paused(paused, now)
             elif not spent:  # a Branch
-                trial = self._trial(self.next_number, action.params, parent=action.parent)
+                trial = self.new_trial_record(self.next_number, action.params, parent=action.parent)
                 self.next_number += 1
                 self.requeue.append(trial)
                 queued = True
@@ -423,9 +451,17 @@ class Driver:
             self.exhausted = True
             return None
         self.next_number += 1
-        return self._trial(number, params)
+        return self.new_trial_record(number, params)
 
-    def _trial(self, number: int, params: dict[str, Any], *, parent: int | None = None) -> Trial:
+    def new_trial_record(
+        self,
+        number: int,
+        params: dict[str, Any],
+        *,
+        parent: int | None = None,
+        source: str | None = None,
+    ) -> Trial:
+        """A new WAITING trial of this experiment, created now."""
         return Trial(
             self.id,
             number,
@@ -433,6 +469,7 @@ class Driver:
             seed=self.trial_seed(number),
             created_at=self.clock.time(),
             parent=parent,
+            source=source,
         )
 
     def _spec(self, trial: Trial) -> TrialSpec:
@@ -477,6 +514,7 @@ class Driver:
                 created_at=trial.created_at,
                 started_at=event.time,
                 parent=trial.parent,
+                source=trial.source,
             )
             self.active[trial.number] = trial
             self.store.put_trial(trial)
@@ -545,6 +583,7 @@ class Driver:
             trial.started_at,
             when,
             trial.parent,
+            trial.source,
         )
         del self.active[trial.number]
         reported = trial.number in self.reported
@@ -602,6 +641,12 @@ class Driver:
                 now = self.clock.time()
                 self._finish(paused, TrialStatus.USER_CANCELED, now, metrics=paused.metrics)
                 return ControlOutcome.ok()
+            queued = next((t for t in self.requeue if t.number == request.number), None)
+            if queued is not None:  # waiting for a slot (an added trial, a resumed one)
+                self.requeue.remove(queued)
+                self.active[queued.number] = queued
+                self._finish(queued, TrialStatus.USER_CANCELED, self.clock.time())
+                return ControlOutcome.ok()
             if request.number not in self.active:
                 return ControlOutcome.rejected(f"trial {request.number} is not running")
             self.stop_reasons[request.number] = Verdict(TrialStatus.USER_CANCELED)
@@ -614,6 +659,12 @@ class Driver:
             update = {"max_trials": request.value}
         elif isinstance(request, SetMaxDuration):
             update = {"max_duration": request.value}
+        elif isinstance(request, UpdateSearchSpace):
+            return apply_space_update(self, request)
+        elif isinstance(request, AddTrial):
+            return apply_add_trial(self, request)
+        elif isinstance(request, ImportData):
+            return apply_import(self, request)
         else:  # a kind this driver does not know
             return ControlOutcome.rejected(f"unknown control {request!r}")
         self.options = self.options.model_copy(update=update)

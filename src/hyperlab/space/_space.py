@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from hyperlab.errors import SearchSpaceError
+from hyperlab.space._check import check_group
 from hyperlab.space._choice import (
     Choice,
     grid_size_group,
@@ -212,6 +213,16 @@ class SearchSpace(Mapping[str, Parameter]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (SearchSpace, (self._params,))
+
+    def check(self, params: Mapping[str, Any]) -> None:
+        """Check that ``params`` is a parameter set of this space (exactly its parameters, each
+        value one the parameter can take; see ``hyperlab.space._check``).
+
+        Raises:
+            SearchSpaceError: naming the first parameter that is missing, unknown or out of
+                its range, and the bound or options it breaks.
+        """
+        check_group(self._params, params)
 
     # ------------------------------------------------------------ sampling and grids
 

@@ -17,16 +17,20 @@ from __future__ import annotations
 
 from hyperlab.errors import ExperimentBusy, LeaseLost, TrialNotFound
 from hyperlab.store._controls import (
+    AddTrial,
     Control,
     ControlKind,
     ControlOutcome,
     ControlRequest,
+    ImportData,
+    ImportedResult,
     KillTrial,
     SetConcurrency,
     SetMaxDuration,
     SetMaxTrials,
     StopExperiment,
     UnreadableRequest,
+    UpdateSearchSpace,
     parse_request,
 )
 from hyperlab.store._lease import Lease
@@ -36,6 +40,7 @@ from hyperlab.store._records import (
     LEASE_TTL,
     ExperimentRecord,
     ExperimentSummary,
+    Imported,
     TrialEvent,
 )
 from hyperlab.store._schema import SCHEMA_VERSION
@@ -46,6 +51,7 @@ __all__ = [
     "ID_ALPHABET",
     "LEASE_TTL",
     "SCHEMA_VERSION",
+    "AddTrial",
     "Control",
     "ControlKind",
     "ControlOutcome",
@@ -53,6 +59,9 @@ __all__ = [
     "ExperimentBusy",
     "ExperimentRecord",
     "ExperimentSummary",
+    "ImportData",
+    "Imported",
+    "ImportedResult",
     "KillTrial",
     "Lease",
     "LeaseLost",
@@ -64,6 +73,7 @@ __all__ = [
     "TrialEvent",
     "TrialNotFound",
     "UnreadableRequest",
+    "UpdateSearchSpace",
     "home",
     "parse_request",
 ]

@@ -19,7 +19,7 @@ from sqlalchemy.sql import ClauseElement
 
 from hyperlab.store._codec import dumps
 from hyperlab.store._controls import ControlOutcome
-from hyperlab.store._schema import controls, experiments, reports, trial_events, trials
+from hyperlab.store._schema import controls, experiments, imported, reports, trial_events, trials
 from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
 
 __all__ = ["EXPERIMENT_FIELDS", "WriteBuffer"]
@@ -36,6 +36,7 @@ EXPERIMENT_FIELDS = frozenset(
         "heartbeat_at",
         "options",
         "space",
+        "server_url",
     }
 )
 """What ``update_experiment`` may change."""
@@ -43,7 +44,8 @@ EXPERIMENT_FIELDS = frozenset(
 _TRIAL_COLUMNS = tuple(column.name for column in trials.c)
 _REPORT_COLUMNS = ("experiment_id", "number", "attempt", "step", "metrics", "time")
 _EVENT_COLUMNS = ("experiment_id", "number", "attempt", "status", "time")
-_CONTROL_COLUMNS = ("applied_at", "applied", "message", "control_id")
+_IMPORTED_COLUMNS = ("experiment_id", "params", "value", "metrics", "created_at")
+_CONTROL_COLUMNS = ("applied_at", "applied", "message", "trial", "control_id")
 _UNFINISHED = frozenset(s.value for s in TrialStatus if not s.is_finished())
 _MIN_INT64, _MAX_INT64 = -(2**63), 2**63 - 1
 _Key = tuple[str, int]
@@ -91,15 +93,18 @@ class WriteBuffer:
                 applied_at=bindparam("applied_at"),
                 applied=bindparam("applied"),
                 outcome=bindparam("message"),
+                trial=bindparam("trial"),
             )
         )
         self._upsert_trials = _Statement(upsert, dialect, _TRIAL_COLUMNS)
         self._insert_reports = _Statement(insert(reports), dialect, _REPORT_COLUMNS)
         self._insert_events = _Statement(insert(trial_events), dialect, _EVENT_COLUMNS)
+        self._insert_imported = _Statement(insert(imported), dialect, _IMPORTED_COLUMNS)
         self._finish_controls = _Statement(finish, dialect, _CONTROL_COLUMNS)
         self.trials: dict[_Key, tuple[Any, ...]] = {}
         self.reports: list[tuple[Any, ...]] = []
         self.events: list[tuple[Any, ...]] = []
+        self.imported: list[tuple[Any, ...]] = []
         self.experiments: dict[str, dict[str, Any]] = {}
         self.controls: dict[int, tuple[Any, ...]] = {}
         # Per trial, what this store put last: (status, attempt) to detect status changes,
@@ -113,6 +118,7 @@ class WriteBuffer:
             len(self.trials)
             + len(self.reports)
             + len(self.events)
+            + len(self.imported)
             + len(self.experiments)
             + len(self.controls)
         )
@@ -160,6 +166,7 @@ class WriteBuffer:
             trial.started_at,
             trial.finished_at,
             trial.parent,
+            trial.source,
         )
         if last is None or last[0] != status or last[1] != attempt:
             self.events.append((experiment_id, number, attempt, status, self._clock()))
@@ -175,6 +182,13 @@ class WriteBuffer:
         self.reports.append(
             (experiment_id, number, report.attempt, step, metrics, float(report.time))
         )
+
+    def add_imported(
+        self, experiment_id: str, params: dict[str, Any], value: float, metrics: dict[str, Any]
+    ) -> None:
+        """Buffer one imported result."""
+        row = (experiment_id, dumps(params), float(value), dumps(metrics), self._clock())
+        self.imported.append(row)
 
     def update_experiment(self, experiment_id: str, fields: dict[str, Any]) -> None:
         """Merge ``fields`` into the experiment's pending update."""
@@ -196,13 +210,20 @@ class WriteBuffer:
 
     def finish_control(self, control_id: int, outcome: ControlOutcome) -> None:
         """Buffer the outcome of a control request."""
-        self.controls[control_id] = (self._clock(), outcome.applied, outcome.message, control_id)
+        self.controls[control_id] = (
+            self._clock(),
+            outcome.applied,
+            outcome.message,
+            outcome.trial,
+            control_id,
+        )
 
     def drop(self, experiment_id: str) -> None:
         """Forget the waiting rows of one experiment (its driver lost the right to write)."""
         self.trials = {k: v for k, v in self.trials.items() if k[0] != experiment_id}
         self.reports = [row for row in self.reports if row[0] != experiment_id]
         self.events = [row for row in self.events if row[0] != experiment_id]
+        self.imported = [row for row in self.imported if row[0] != experiment_id]
         self.experiments.pop(experiment_id, None)
         self.forget(experiment_id)
 
@@ -224,6 +245,7 @@ class WriteBuffer:
         self._upsert_trials.execute(conn, list(self.trials.values()))
         self._insert_events.execute(conn, self.events)
         self._insert_reports.execute(conn, self.reports)
+        self._insert_imported.execute(conn, self.imported)
         self._finish_controls.execute(conn, list(self.controls.values()))
 
     def clear(self) -> None:
@@ -231,5 +253,6 @@ class WriteBuffer:
         self.trials = {}
         self.reports = []
         self.events = []
+        self.imported = []
         self.experiments = {}
         self.controls = {}

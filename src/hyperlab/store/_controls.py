@@ -22,16 +22,20 @@ from hyperlab.config import describe_validation_error
 from hyperlab.errors import ConfigError
 
 __all__ = [
+    "AddTrial",
     "Control",
     "ControlKind",
     "ControlOutcome",
     "ControlRequest",
+    "ImportData",
+    "ImportedResult",
     "KillTrial",
     "SetConcurrency",
     "SetMaxDuration",
     "SetMaxTrials",
     "StopExperiment",
     "UnreadableRequest",
+    "UpdateSearchSpace",
     "parse_request",
 ]
 
@@ -44,6 +48,9 @@ class ControlKind(str, enum.Enum):
     SET_CONCURRENCY = "set_concurrency"
     SET_MAX_TRIALS = "set_max_trials"
     SET_MAX_DURATION = "set_max_duration"
+    UPDATE_SEARCH_SPACE = "update_search_space"
+    ADD_TRIAL = "add_trial"
+    IMPORT_DATA = "import_data"
 
     def __str__(self) -> str:
         return self.value
@@ -87,8 +94,50 @@ class SetMaxDuration(_Request):
     value: float = Field(gt=0, allow_inf_nan=False)
 
 
+class UpdateSearchSpace(_Request):
+    """Propose from ``space`` (NNI search-space JSON) from now on. The tuner is rebuilt on it
+    and learns again from the finished trials and imported results that fit it; every trial
+    keeps the parameters it ran with."""
+
+    kind: Literal[ControlKind.UPDATE_SEARCH_SPACE] = ControlKind.UPDATE_SEARCH_SPACE
+    space: dict[str, Any]
+
+
+class AddTrial(_Request):
+    """Run a trial with ``params`` next (NNI's customized trial); it counts in ``max_trials``."""
+
+    kind: Literal[ControlKind.ADD_TRIAL] = ControlKind.ADD_TRIAL
+    params: dict[str, Any]
+
+
+class ImportedResult(BaseModel):
+    """A result obtained elsewhere: ``params`` of the search space and the objective's
+    ``value`` (``metrics`` may add others)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    params: dict[str, Any]
+    value: float = Field(allow_inf_nan=False)
+    metrics: dict[str, Any] = Field(default_factory=dict)
+
+
+class ImportData(_Request):
+    """Feed ``results`` to the tuner as if their trials had run (NNI's import data); they are
+    kept as imported results, not trials, and do not count in ``max_trials``."""
+
+    kind: Literal[ControlKind.IMPORT_DATA] = ControlKind.IMPORT_DATA
+    results: list[ImportedResult] = Field(min_length=1)
+
+
 ControlRequest = Annotated[
-    StopExperiment | KillTrial | SetConcurrency | SetMaxTrials | SetMaxDuration,
+    StopExperiment
+    | KillTrial
+    | SetConcurrency
+    | SetMaxTrials
+    | SetMaxDuration
+    | UpdateSearchSpace
+    | AddTrial
+    | ImportData,
     Field(discriminator="kind"),
 ]
 """Any control request; ``request.kind`` tells which."""
@@ -135,15 +184,17 @@ class ControlOutcome:
     Attributes:
         applied: True when the driver did what was asked; False when it refused.
         message: Why it refused, or what it did (may be empty).
+        trial: The number of the trial the request created (``AddTrial``), if any.
     """
 
     applied: bool
     message: str = ""
+    trial: int | None = None
 
     @classmethod
-    def ok(cls, message: str = "") -> ControlOutcome:
+    def ok(cls, message: str = "", *, trial: int | None = None) -> ControlOutcome:
         """The request was carried out."""
-        return cls(True, message)
+        return cls(True, message, trial)
 
     @classmethod
     def rejected(cls, message: str) -> ControlOutcome:

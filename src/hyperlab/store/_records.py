@@ -19,6 +19,7 @@ __all__ = [
     "LEASE_TTL",
     "ExperimentRecord",
     "ExperimentSummary",
+    "Imported",
     "TrialEvent",
     "process_gone",
 ]
@@ -83,6 +84,8 @@ class ExperimentRecord:
         lease_expires_at: When that lease runs out unless renewed.
         elapsed: Experiment time spent so far: seconds while some driver ran it, summed over
             resumes (what ``max_duration`` limits), as of the last heartbeat.
+        server_url: Where the driver that runs it (or ran it last) serves the REST API and
+            the dashboard, if it does.
     """
 
     id: str
@@ -105,6 +108,7 @@ class ExperimentRecord:
     lease_owner: str | None = None
     lease_expires_at: float | None = None
     elapsed: float = 0.0
+    server_url: str | None = None
 
     def driver_alive(self, now: float | None = None) -> bool:
         """True while a driver holds a live lease on the experiment, so that it will apply
@@ -175,6 +179,24 @@ class ExperimentSummary:
     n_running: int
     best_value: float | None
     max_trials: int | None
+
+
+class Imported(NamedTuple):
+    """A result imported into an experiment's tuner (``ImportData``), as stored.
+
+    Attributes:
+        id: Increasing per store: the order results were imported in.
+        params: The parameter set.
+        value: The objective value.
+        metrics: The metrics given with it.
+        created_at: When the driver imported it (epoch seconds).
+    """
+
+    id: int
+    params: dict[str, Any]
+    value: float
+    metrics: dict[str, Any]
+    created_at: float
 
 
 class TrialEvent(NamedTuple):

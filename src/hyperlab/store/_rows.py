@@ -50,6 +50,7 @@ def experiment_row(rec: ExperimentRecord) -> dict[str, Any]:
         "driver_pid": rec.driver_pid,
         "heartbeat_at": rec.heartbeat_at,
         "elapsed": rec.elapsed,
+        "server_url": rec.server_url,
     }
 
 
@@ -91,6 +92,7 @@ def record_from_row(row: Any, where: str) -> ExperimentRecord:
         lease_owner=row.lease_owner,
         lease_expires_at=row.lease_expires_at,
         elapsed=float(row.elapsed or 0.0),
+        server_url=row.server_url,
     )
 
 
@@ -118,6 +120,7 @@ TRIAL_COLUMNS = (
     trials.c.started_at,
     trials.c.finished_at,
     trials.c.parent,
+    trials.c.source,
 )
 _STATUSES = {status.value: status for status in TrialStatus}
 
@@ -137,6 +140,7 @@ def trial_from_row(row: Any, trial_reports: tuple[Report, ...]) -> Trial:
         started,
         finished,
         parent,
+        source,
     ) = row
     return Trial(
         experiment_id,
@@ -153,6 +157,7 @@ def trial_from_row(row: Any, trial_reports: tuple[Report, ...]) -> Trial:
         started,
         finished,
         parent,
+        source,
     )
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "controls",
     "ensure_schema",
     "experiments",
+    "imported",
     "meta",
     "metadata",
     "reports",
@@ -41,7 +42,7 @@ __all__ = [
     "trials",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 4
 """Bumped whenever a table changes; a newer database refuses to open with older code, and an
 older one is migrated when first opened (see ``_MIGRATIONS``)."""
 
@@ -90,6 +91,7 @@ experiments = Table(
     Column("lease_owner", String(64)),  # since version 2: the driver that holds the lease
     Column("lease_expires_at", Double),  # since version 2
     Column("elapsed", Double),  # since version 2: experiment time spent so far (seconds)
+    Column("server_url", Text),  # since version 3: where its driver serves the REST API
     Index("ix_experiments_created_at", "created_at"),
 )
 
@@ -114,6 +116,7 @@ trials = Table(
     Column("started_at", Double),
     Column("finished_at", Double),
     Column("parent", Integer),  # since version 2: the trial it continues from (PBT)
+    Column("source", String(16)),  # since version 3: "custom" for an added trial, else NULL
 )
 
 reports = Table(
@@ -127,6 +130,7 @@ reports = Table(
     Column("metrics", JSON, nullable=False),
     Column("time", Double, nullable=False),
     Index("ix_reports_trial", "experiment_id", "number"),
+    Index("ix_reports_since", "experiment_id", "id"),  # since version 4: reports after an id
 )
 
 trial_events = Table(
@@ -139,6 +143,19 @@ trial_events = Table(
     Column("status", String(16), nullable=False),
     Column("time", Double, nullable=False),
     Index("ix_trial_events_trial", "experiment_id", "number"),
+    Index("ix_trial_events_since", "experiment_id", "id"),  # since version 4: changes after an id
+)
+
+imported = Table(  # since version 3: results imported into the tuner (not trials)
+    "imported",
+    metadata,
+    Column("id", _ROW_ID, primary_key=True, autoincrement=True),
+    _experiment_fk(),
+    Column("params", JSON, nullable=False),
+    Column("value", Double, nullable=False),
+    Column("metrics", JSON, nullable=False),
+    Column("created_at", Double, nullable=False),
+    Index("ix_imported_experiment", "experiment_id"),
 )
 
 controls = Table(
@@ -152,6 +169,7 @@ controls = Table(
     Column("applied_at", Double),  # NULL while pending
     Column("applied", Boolean),  # since version 2: did the driver do it (NULL while pending)
     Column("outcome", Text),  # the driver's message
+    Column("trial", Integer),  # since version 3: the trial a request created (add_trial)
     Index("ix_controls_pending", "experiment_id", "applied_at"),
 )
 
@@ -266,4 +284,22 @@ def _v1_to_v2(conn: Connection) -> int:
     return 2
 
 
-_MIGRATIONS = {1: _v1_to_v2}
+def _v2_to_v3(conn: Connection) -> int:
+    """Trials record where their parameters came from; experiments where their driver serves;
+    imported results get their table (created after the migrations)."""
+    _add_column(conn, trials, "source")
+    _add_column(conn, experiments, "server_url")
+    _add_column(conn, controls, "trial")
+    return 3
+
+
+def _v3_to_v4(conn: Connection) -> int:
+    """Status changes and reports get an index by (experiment, id), so that "what changed
+    after id N" (the REST API's incremental reads) reads only the new rows."""
+    for table, name in ((trial_events, "ix_trial_events_since"), (reports, "ix_reports_since")):
+        (index,) = (index for index in table.indexes if index.name == name)
+        index.create(conn, checkfirst=True)
+    return 4
+
+
+_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}

@@ -25,6 +25,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from hyperlab.errors import ConfigError, ExperimentNotFound, LeaseLost, StoreError, TrialNotFound
+from hyperlab.store._api_reads import ApiReads
 from hyperlab.store._buffer import WriteBuffer
 from hyperlab.store._codec import dumps
 from hyperlab.store._controls import (
@@ -40,7 +41,13 @@ from hyperlab.store._lease import release as release_lease
 from hyperlab.store._lease import renew as renew_lease
 from hyperlab.store._paths import experiment_dir
 from hyperlab.store._queries import LIST_EXPERIMENTS, summary_from_row
-from hyperlab.store._records import LEASE_TTL, ExperimentRecord, ExperimentSummary, TrialEvent
+from hyperlab.store._records import (
+    LEASE_TTL,
+    ExperimentRecord,
+    ExperimentSummary,
+    Imported,
+    TrialEvent,
+)
 from hyperlab.store._rows import (
     best_number_query,
     experiment_row,
@@ -53,6 +60,7 @@ from hyperlab.store._schema import (
     controls,
     ensure_schema,
     experiments,
+    imported,
     reports,
     trial_events,
     trials,
@@ -74,7 +82,7 @@ _PENDING_CONTROLS = (
 )
 
 
-class Store:
+class Store(ApiReads):
     """The database of experiments, trials, reports, status changes and control requests.
 
     Open one with ``Store.open``. One thread (the driver's) may call the buffered writes and
@@ -275,7 +283,7 @@ class Store:
         with self._write("delete experiment") as conn:
             if not _exists(conn, experiment_id):
                 raise self._not_found(experiment_id)
-            for table in (controls, trial_events, reports, trials):
+            for table in (controls, trial_events, reports, imported, trials):
                 conn.execute(delete(table).where(table.c.experiment_id == experiment_id))
             conn.execute(delete(experiments).where(experiments.c.id == experiment_id))
         self._buffer.forget(experiment_id)
@@ -317,6 +325,30 @@ class Store:
                 time is not a number.
         """
         self._buffer.add_report(experiment_id, number, report)
+
+    def add_imported(
+        self, experiment_id: str, params: dict[str, Any], value: float, metrics: dict[str, Any]
+    ) -> None:
+        """Buffer one result imported into the experiment's tuner (see ``ImportData``).
+
+        Raises:
+            TypeError: when params or metrics hold something JSON cannot represent.
+        """
+        self._buffer.add_imported(experiment_id, params, value, metrics)
+
+    def get_imported(self, experiment_id: str) -> list[Imported]:
+        """The results imported into the experiment, in the order they were imported.
+
+        Raises:
+            ExperimentNotFound: when there is no such experiment.
+        """
+        i = imported.c
+        query = select(i.id, i.params, i.value, i.metrics, i.created_at)
+        with self._read() as conn:
+            rows = conn.execute(query.where(i.experiment_id == experiment_id).order_by(i.id)).all()
+            if not rows and not _exists(conn, experiment_id):
+                raise self._not_found(experiment_id)
+        return [Imported(*row) for row in rows]
 
     def finish_control(self, control_id: int, outcome: ControlOutcome) -> None:
         """Buffer that a control request was applied, with what the driver made of it.
@@ -532,7 +564,7 @@ class Store:
         request = request_from_row(row.kind, row.payload)
         outcome = None
         if row.applied_at is not None:
-            outcome = ControlOutcome(bool(row.applied), row.outcome or "")
+            outcome = ControlOutcome(bool(row.applied), row.outcome or "", row.trial)
         return Control(row.id, row.experiment_id, request, row.created_at, row.applied_at, outcome)
 
     # ---- helpers -------------------------------------------------------------------------

@@ -11,10 +11,13 @@ from sqlalchemy import text
 
 from hyperlab.errors import StoreError
 from hyperlab.store import (
+    AddTrial,
     Control,
     ControlKind,
     ControlOutcome,
     ControlRequest,
+    ImportData,
+    ImportedResult,
     KillTrial,
     SetConcurrency,
     SetMaxDuration,
@@ -22,6 +25,7 @@ from hyperlab.store import (
     StopExperiment,
     Store,
     UnreadableRequest,
+    UpdateSearchSpace,
 )
 from hyperlab.store._engine import WRITE
 from hyperlab.store._schema import controls, trials
@@ -171,7 +175,7 @@ class AccessCases:
             ControlKind.SET_CONCURRENCY,
             ControlKind.KILL_TRIAL,
         ]
-        store.finish_control(first, ControlOutcome.ok())
+        store.finish_control(first, ControlOutcome.ok("stopping", trial=12))
         store.finish_control(third, ControlOutcome.rejected("trial 7 is not running"))
         assert store.pending == 2
         assert [c.id for c in store.pending_controls("exp00001")] == [second]  # at once
@@ -180,7 +184,10 @@ class AccessCases:
         store.flush()
         assert [c.id for c in other.pending_controls("exp00001")] == [second]
         applied = other.get_control(first)
-        assert (applied.outcome, applied.applied_at) == (ControlOutcome.ok(), 1003.0)
+        assert (applied.outcome, applied.applied_at) == (
+            ControlOutcome(True, "stopping", 12),
+            1003.0,
+        )
         rejected = other.get_control(third)
         assert rejected.outcome == ControlOutcome(False, "trial 7 is not running")
         unapplied = other.get_control(second)
@@ -196,6 +203,14 @@ class AccessCases:
             SetConcurrency(value=2**31),
             SetMaxTrials(value=1),
             SetMaxDuration(value=0.125),
+            UpdateSearchSpace(space={"lr": {"_type": "uniform", "_value": [0, 1]}}),
+            AddTrial(params={"lr": 0.5, "nested": {"_name": "a", "k": [1, 2]}}),
+            ImportData(
+                results=[
+                    ImportedResult(params={"lr": 0.25}, value=0.5),
+                    ImportedResult(params={"lr": 0.75}, value=-1.0, metrics={"acc": 0.9}),
+                ]
+            ),
         ]
         assert {r.kind for r in requests} == set(ControlKind)
         ids = [store.send_control("exp00001", request) for request in requests]

@@ -163,6 +163,32 @@ class RecordCases:
         assert got.options == ExperimentOptions(mode=Mode.MAX)
         assert got.space == record().space
 
+    def test_space_and_server_url_can_change(self, store: Store, other: Store) -> None:
+        store.create_experiment(record())
+        space = {"lr": {"_type": "loguniform", "_value": [1e-5, 1.0]}}
+        store.update_experiment("exp00001", space=space, server_url="http://127.0.0.1:8080")
+        store.flush()
+        got = other.get_experiment("exp00001")
+        assert (got.space, got.server_url) == (space, "http://127.0.0.1:8080")
+
+    def test_imported_results_round_trip_in_order(self, store: Store, other: Store) -> None:
+        store.create_experiment(record())
+        with pytest.raises(ExperimentNotFound):
+            other.get_imported("nope1234")
+        assert other.get_imported("exp00001") == []
+        store.add_imported("exp00001", {"lr": 0.5, "act": "relu"}, 0.25, {"acc": 0.75})
+        store.add_imported("exp00001", {"lr": 0.1, "act": "tanh"}, -2.0, {})
+        if other is not store:
+            assert other.get_imported("exp00001") == []  # buffered until the flush
+        store.flush()
+        got = other.get_imported("exp00001")
+        assert [(i.params, i.value, i.metrics) for i in got] == [
+            ({"lr": 0.5, "act": "relu"}, 0.25, {"acc": 0.75}),
+            ({"lr": 0.1, "act": "tanh"}, -2.0, {}),
+        ]
+        assert got[0].id < got[1].id
+        assert store.get_trials("exp00001") == []  # imported results are not trials
+
     def test_update_experiment_rejects_unknown_fields(self, store: Store) -> None:
         with pytest.raises(TypeError, match="cannot change objective, seed; allowed fields"):
             store.update_experiment("exp00001", seed=1, objective=b"")
@@ -186,6 +212,8 @@ class RecordCases:
             created_at=10.5,
             started_at=11.25,
             finished_at=12.125,
+            parent=1,
+            source="custom",
         )
         store.put_trial(full)
         reports_in = [
@@ -392,13 +420,14 @@ class RecordCases:
             store.create_experiment(record(eid))
             store.put_trial(trial(0, eid))
             store.add_report(eid, 0, Report(0, {"loss": 1.0}, 1.0))
+            store.add_imported(eid, {"lr": 0.5}, 1.0, {})
             store.send_control(eid, StopExperiment())
         store.flush()
         store.delete_experiment("doomed01")
         with pytest.raises(ExperimentNotFound):
             store.get_experiment("doomed01")
         with store._read() as conn:
-            for table in ("trials", "reports", "trial_events", "controls"):
+            for table in ("trials", "reports", "trial_events", "imported", "controls"):
                 rows = conn.execute(text(f"SELECT experiment_id FROM {table}")).scalars().all()
                 assert rows == ["keeper01"], table
         store.create_experiment(record("doomed01"))  # the id can be used again, from scratch
