@@ -18,13 +18,28 @@ with warnings.catch_warnings():  # newer Starlette prefers httpx2; httpx still w
     from fastapi.testclient import TestClient
 
 __all__ = [
+    "BASE_URL",
+    "SESSION_TOKEN",
     "SPACE",
     "TestClient",
+    "client_for",
     "populate",
     "start_live",
     "wait_for",
     "wait_for_control",
 ]
+
+BASE_URL = "http://127.0.0.1:8000"
+"""Where the test client says it talks to (its Host header must name the server)."""
+SESSION_TOKEN = "session-token-for-tests"
+
+
+def client_for(app: Any, *, token: str | None = SESSION_TOKEN) -> TestClient:
+    """A TestClient of ``app`` (made by ``create_app(..., session_token=SESSION_TOKEN)``) that
+    names the server in its Host header and sends ``token`` with every request."""
+    headers = {} if token is None else {"X-Hyperlab-Token": token}
+    return TestClient(app, base_url=BASE_URL, headers=headers)
+
 
 SPACE = {"x": hs.choice(0.1, 0.5, 0.9), "fail": hs.choice(0, 1)}
 """Six grid points; the three with ``fail=1`` fail after reporting."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from hyperlab import __version__
 from hyperlab.cli._reading import cmd_export, cmd_logs, cmd_ls, cmd_rm, cmd_show, cmd_trials
 from hyperlab.cli._running import STORAGE_VAR, cmd_resume, cmd_run, cmd_stop
+from hyperlab.cli._steering import cmd_add_trial, cmd_import, cmd_serve, cmd_update_space
 from hyperlab.errors import HyperlabError, StoreError, TrialError
 
 __all__ = ["main"]
@@ -33,6 +34,10 @@ COMMANDS = {
     "logs": cmd_logs,
     "export": cmd_export,
     "rm": cmd_rm,
+    "serve": cmd_serve,
+    "update-space": cmd_update_space,
+    "add-trial": cmd_add_trial,
+    "import": cmd_import,
 }
 
 
@@ -61,9 +66,22 @@ def _parser() -> argparse.ArgumentParser:
     resume = commands.add_parser("resume", help="continue a stopped or crashed experiment")
     resume.add_argument("id", help="experiment id (or its unique name)")
     resume.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
-    for sub in (run, resume):
+    serve = commands.add_parser(
+        "serve", help="serve the REST API and dashboard of every experiment of the store"
+    )
+    for sub in (run, resume, serve):
         sub.add_argument(
-            "--port", type=int, help="serve the REST API (and NNI's) on this port while it runs"
+            "--port",
+            type=int,
+            default=8080 if sub is serve else None,
+            help="serve the dashboard and REST API (NNI's too) on this port"
+            + (" (default 8080; 0 picks a free one)" if sub is serve else " while it runs"),
+        )
+        sub.add_argument(
+            "--host",
+            default="127.0.0.1",
+            help="address to serve on (default 127.0.0.1; beyond loopback every request "
+            "needs the token)",
         )
     stop = commands.add_parser("stop", help="stop a running experiment (trials: SYS_CANCELED)")
     stop.add_argument("id", help="experiment id (or its unique name)")
@@ -87,6 +105,23 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("id", help="experiment id (or its unique name)")
     export.add_argument("--format", choices=["csv", "json"], default="csv")
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
+    space = commands.add_parser(
+        "update-space", help="give a running experiment a new search space (NNI JSON/YAML file)"
+    )
+    space.add_argument("id", help="experiment id (or its unique name)")
+    space.add_argument("space", help="the search space file")
+    add = commands.add_parser(
+        "add-trial", help="run a trial with the given params next (counted in max_trials)"
+    )
+    add.add_argument("id", help="experiment id (or its unique name)")
+    add.add_argument("params", help="a JSON object ('{\"lr\": 0.01}'), or @file.json")
+    imports = commands.add_parser(
+        "import", help="feed past results (params and value) to a running experiment's tuner"
+    )
+    imports.add_argument("id", help="experiment id (or its unique name)")
+    imports.add_argument(
+        "file", help='a JSON list of {"params": ..., "value": ...} (or NNI\'s export format)'
+    )
     rm = commands.add_parser("rm", help="delete an experiment, its trials and its files")
     rm.add_argument("id", help="experiment id (or its unique name)")
     rm.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")

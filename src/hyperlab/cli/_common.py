@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from hyperlab.errors import ConfigError, HyperlabError, StoreError
@@ -93,6 +94,15 @@ def trial_table(trials: list, title: str | None = None) -> Any:
             row.append(last_line(t.error) if t.status is TrialStatus.FAILED else "")
         table.add_row(*row)
     return table
+
+
+def dashboard_link(record: Any, folder: Path) -> str:
+    """Where the experiment's driver serves it, with the experiment's token (read from its
+    folder, which this user can read): the link that lets a browser steer it."""
+    from hyperlab.server._tokens import read_token
+
+    token = read_token(folder)
+    return f"{record.server_url}/" + (f"?token={token}" if token else "")
 
 
 def read_result(store: Any, experiment_id: str) -> Any:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperlab.cli._common import (
+    dashboard_link,
     duration,
     hyperlab_command,
     make_console,
@@ -79,6 +80,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     lines = {
         "status": record.shown_status,
         "trials": ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none yet",
+        "imported": f"{len(store.get_imported(record.id))} results (fed to the tuner)",
         "objective": f"{options.metric or 'default'} ({options.mode})",
         "tuner": f"{options.tuner} {json.dumps(options.tuner_args)}",
         "assessor": (
@@ -97,6 +99,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     }
     if record.driver_alive():
         lines["driver"] = f"pid {record.driver_pid} on {record.driver_host}"
+        if record.server_url is not None:
+            lines["dashboard"] = dashboard_link(record, store.experiment_folder(record))
     elif record.driver_lost:
         lines["driver"] = f"gone; continue it with {hyperlab_command(store)} resume {record.id}"
     failed = [t for t in trials if t.status is TrialStatus.FAILED]
@@ -112,6 +116,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if record.error:
         first = record.error.strip().splitlines()[0]
         lines["error"] = last_line(record.error) if first.startswith("Traceback") else first
+    if lines["imported"].startswith("0 "):
+        del lines["imported"]
     for key, value in lines.items():
         console.print(f"  {key:<10} {value}", highlight=False, markup=False)
     top = [t for t in options.mode.ranked(trials) if t.value is not None][:10]

@@ -14,6 +14,7 @@ from typing import Any
 
 from hyperlab.cli._common import (
     BadStore,
+    dashboard_link,
     hyperlab_command,
     open_store,
     print_result,
@@ -40,51 +41,30 @@ def cmd_run(args: argparse.Namespace) -> int:
         experiment = Experiment.from_config(args.config, storage=args.storage)
     except StoreError as exc:  # the store it names cannot be opened: bad input
         raise BadStore(str(exc)) from None
-    _check_server(args.port)
+    check_server(args.port, args.host)
     if args.detach:
         return _detach(experiment, args)
     print(f"experiment {experiment.id}", file=sys.stderr)
-    server = _serve(args, experiment.store, experiment.save())
     try:
-        result = experiment.run()
+        result = experiment.run(port=args.port, host=args.host)
     except TrialError as exc:
         return _failed(exc)
     except KeyboardInterrupt:  # Experiment.run said it stopped and how to resume it
         return 130
-    finally:
-        if server is not None:
-            server.stop()
     return _summary(result)
 
 
-def _check_server(port: int | None) -> None:
-    """ConfigError unless ``--port`` can be served: the server's dependencies import and the
-    port can be bound now. Checked before anything is written or a driver is started."""
+def check_server(port: int | None, host: str) -> None:
+    """ConfigError unless ``--port`` can be served on ``--host``: the port can be bound now.
+    Checked before anything is written or a driver is started."""
     if port is None:
         return
     from hyperlab.server import check_serving
 
     try:
-        check_serving(port)
+        check_serving(port, host)
     except ConfigError as exc:
         raise ConfigError(f"--{exc}") from None
-
-
-def _serve(args: argparse.Namespace, store: Any, experiment_id: str) -> Any:
-    """Start the REST API for ``--port`` (None without it)."""
-    if args.port is None:
-        return None
-    from hyperlab.server import serve_in_background
-
-    try:
-        server = serve_in_background(store, args.port, experiment_id=experiment_id)
-    except ImportError as exc:  # fastapi/uvicorn are the `server` extra
-        raise ConfigError(f"--port: {exc}") from None
-    print(
-        f"REST API: {server.url}/api/v1/experiments/{experiment_id} (docs: {server.url}/docs)",
-        file=sys.stderr,
-    )
-    return server
 
 
 def _detach(experiment: Any, args: argparse.Namespace) -> int:
@@ -111,7 +91,7 @@ def _detach(experiment: Any, args: argparse.Namespace) -> int:
         command += ["--storage-from-env"]
     command += ["resume", experiment_id, "--quiet"]
     if args.port is not None:
-        command += ["--port", str(args.port)]
+        command += ["--port", str(args.port), "--host", args.host]
     with open(log_path, "ab") as log:
         driver = subprocess.Popen(
             command,
@@ -131,6 +111,8 @@ def _detach(experiment: Any, args: argparse.Namespace) -> int:
         if record.driver_alive() and record.status is not ExperimentStatus.INITIALIZED:
             print(experiment_id)
             print(f"running in the background (pid {driver.pid}); log: {log_path}", file=sys.stderr)
+            if record.server_url is not None:
+                print(f"dashboard and REST API: {dashboard_link(record, folder)}", file=sys.stderr)
             return 0
         if exit_code is not None:
             hyperlab = hyperlab_command(store)
@@ -182,19 +164,19 @@ def cmd_resume(args: argparse.Namespace) -> int:
     store = open_store(args)
     experiment_id = store.resolve(args.id)
     store.get_experiment(experiment_id).check_not_running()  # before a server starts
-    _check_server(args.port)
-    server = _serve(args, store, experiment_id)
+    check_server(args.port, args.host)
     try:
         result = hyperlab.resume(
-            experiment_id, storage=args.storage, progress=False if args.quiet else None
+            experiment_id,
+            storage=args.storage,
+            progress=False if args.quiet else None,
+            port=args.port,
+            host=args.host,
         )
     except TrialError as exc:
         return _failed(exc)
     except KeyboardInterrupt:  # Experiment.run said it stopped and how to resume it
         return 130
-    finally:
-        if server is not None:
-            server.stop()
     return _summary(result)
 
 

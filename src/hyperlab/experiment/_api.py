@@ -162,6 +162,8 @@ def resume(
     progress: bool | float | None = None,
     max_trials: int | None = None,
     max_duration: float | str | None = None,
+    port: int | None = None,
+    host: str = "127.0.0.1",
 ) -> Result:
     """Continue a stopped or crashed experiment from the store alone, and run it to its end.
 
@@ -176,6 +178,8 @@ def resume(
             imported from the folder it was imported from when the experiment was created).
         progress: As for ``run``.
         max_trials / max_duration: A new budget, replacing the stored one.
+        port / host: Serve the REST API and the dashboard while it runs (see
+            ``Experiment.run``).
 
     Raises:
         ExperimentNotFound: No such experiment in the store.
@@ -190,6 +194,8 @@ def resume(
         progress=progress,
         max_trials=max_trials,
         max_duration=max_duration,
+        port=port,
+        host=host,
     )
 
 
@@ -201,6 +207,8 @@ def _continue(
     progress: bool | float | None,
     max_trials: int | None,
     max_duration: float | str | None,
+    port: int | None = None,
+    host: str = "127.0.0.1",
 ) -> Result:
     store = Store.open(storage)
     record = store.get_experiment(store.resolve(experiment))
@@ -213,7 +221,8 @@ def _continue(
     options = validate_options(**stored)
     if objective is None:
         objective = load_objective(record)
-    return Experiment._attach(store, record, options, objective, progress, storage).run()
+    attached = Experiment._attach(store, record, options, objective, progress, storage)
+    return attached.run(port=port, host=host)
 
 
 def load(experiment: str, storage: str | os.PathLike | None = None) -> Result:

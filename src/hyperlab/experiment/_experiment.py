@@ -10,12 +10,13 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import cloudpickle
 
+from hyperlab._steering import imported_results, steer
 from hyperlab.assessors.base import Assessor, assessor_name
 from hyperlab.config import (
     DEFAULT_MAX_LOG_BYTES,
@@ -39,8 +40,18 @@ from hyperlab.experiment._setup import (
     try_pickle,
     with_budget,
 )
+from hyperlab.server import BackgroundServer, check_serving, serve_in_background
+from hyperlab.server._tokens import ensure_token
 from hyperlab.space import SearchSpace
-from hyperlab.store import ExperimentRecord, StopExperiment, Store
+from hyperlab.store import (
+    AddTrial,
+    ExperimentRecord,
+    ImportData,
+    ImportedResult,
+    StopExperiment,
+    Store,
+    UpdateSearchSpace,
+)
 from hyperlab.trial import ExperimentStatus, Mode, Trial
 from hyperlab.tuners.base import Tuner, create_tuner, tuner_name
 
@@ -170,6 +181,7 @@ class Experiment:
         self._driver: Driver | None = None
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
+        self._server: BackgroundServer | None = None
 
     @classmethod
     def from_config(
@@ -251,13 +263,23 @@ class Experiment:
         """The experiment's folder: driver log, config, and ``trials/<number>/``."""
         return self._store.experiment_folder(self._record)
 
-    def _make_driver(self) -> Driver:
+    @property
+    def server(self) -> BackgroundServer | None:
+        """The REST API and dashboard server of a run started with ``port=``, while it runs."""
+        return self._server
+
+    def _make_driver(self, port: int | None = None, host: str = "127.0.0.1") -> Driver:
+        """The driver; with ``port``, the experiment is served there while it runs (checked
+        before anything is written)."""
         if self._driver is not None:
             raise ConfigError(f"experiment {self.id} was already started")
+        if port is not None:
+            check_serving(port, host)
         if self._history is None:
             self._store.create_experiment(self._record)
         folder = self.folder
         folder.mkdir(parents=True, exist_ok=True)
+        ensure_token(folder)  # what writes through the REST API need
         (folder / "experiment.json").write_text(
             json.dumps(
                 {
@@ -270,18 +292,33 @@ class Experiment:
                 default=str,
             )
         )
-        self._driver = Driver(
-            self._store,
-            self._record,
-            self._options,
-            self._tuner,
-            self._executor,
-            assessor=self._assessor,
-            history=self._history or [],
-            experiment_dir=folder,
-            progress=self._progress,
-        )
+        if port is not None:
+            self._server = serve_in_background(
+                self._store, port, host=host, experiment_id=self.id, token=ensure_token(folder)
+            )
+            _say(f"experiment {self.id}: dashboard and REST API at {self._server.login_url}")
+        try:
+            self._driver = Driver(
+                self._store,
+                self._record,
+                self._options,
+                self._tuner,
+                self._executor,
+                assessor=self._assessor,
+                history=self._history or [],
+                experiment_dir=folder,
+                progress=self._progress,
+                server_url=None if self._server is None else self._server.url,
+            )
+        except BaseException:
+            self._stop_serving()
+            raise
         return self._driver
+
+    def _stop_serving(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
 
     def save(self) -> str:
         """Record the experiment (status INITIALIZED) without running it; return its id.
@@ -291,40 +328,58 @@ class Experiment:
         if self._history is None:
             self._store.create_experiment(self._record)
             self._history = []
+        ensure_token(self.folder)
         return self.id
 
-    def run(self) -> Result:
+    def run(self, *, port: int | None = None, host: str = "127.0.0.1") -> Result:
         """Run in this thread until the experiment ends; return its result.
 
+        Args:
+            port: Serve the REST API (and the dashboard) of the experiment on this port while
+                it runs (0 picks a free one); the link printed carries the experiment's token,
+                which writes (stop, steering) need.
+            host: The address to serve on: loopback by default; beyond it, every request
+                needs the token.
+
         Raises:
+            ConfigError: ``port`` cannot be served (in use, say), before anything is written.
             TrialError: no trial succeeded (some failed), or failures ended the experiment in
                 ERROR; ``exc.result`` holds the result, the message the first failure.
             KeyboardInterrupt: on Ctrl-C, once the experiment is stopped and recorded (its
                 running trials are SYS_CANCELED and run again on ``resume``).
         """
-        driver = self._make_driver()
+        driver = self._make_driver(port, host)
         try:
             driver.run()
         except KeyboardInterrupt:
             _say(f"experiment {self.id} stopped (Ctrl-C). {self._resume_hint()}")
             raise KeyboardInterrupt(f"experiment {self.id} stopped") from None
+        finally:
+            self._stop_serving()
         return self._checked(driver)
 
-    def start(self, *, wait_on_exit: bool = False) -> Experiment:
+    def start(
+        self, *, wait_on_exit: bool = False, port: int | None = None, host: str = "127.0.0.1"
+    ) -> Experiment:
         """Start in a background thread; return once the experiment is recorded and running.
 
         Args:
             wait_on_exit: When the script ends while the experiment still runs, wait for it
                 to end (True), or stop it cleanly (False, the default: its running trials are
                 SYS_CANCELED and run again on ``resume``, and a line says how to resume).
+            port: Serve the REST API and the dashboard on this port while it runs (see
+                ``run``).
+            host: The address to serve on (see ``run``).
         """
-        driver = self._make_driver()
+        driver = self._make_driver(port, host)
 
         def target() -> None:
             try:
                 driver.run()
             except BaseException as exc:  # handed to wait()
                 self._failure = exc
+            finally:
+                self._stop_serving()
 
         self._thread = threading.Thread(target=target, name=f"hyperlab-{self.id}", daemon=True)
         self._thread.start()
@@ -361,6 +416,52 @@ class Experiment:
         Works from any thread; the request goes through the store like ``hyperlab stop ID``.
         """
         self._store.send_control(self.id, StopExperiment())
+
+    # ---- steering a running experiment (NNI's dispatcher semantics) ----------------------------
+
+    def update_search_space(
+        self, space: SearchSpace | Mapping[str, Any] | str | os.PathLike
+    ) -> None:
+        """Propose from ``space`` from now on. The tuner is rebuilt on it and learns again from
+        the finished trials (and imported results) that fit it; every trial keeps the
+        parameters it ran with. Waits until the driver applied it.
+
+        Raises:
+            SearchSpaceError: the space is invalid (naming the parameter).
+            ConfigError: the experiment is not running, or its tuner cannot take the space.
+        """
+        nni = SearchSpace.coerce(space).to_nni()
+        steer(self._store, self.id, UpdateSearchSpace(space=nni))
+
+    def add_trial(self, params: Mapping[str, Any]) -> int:
+        """Run a trial with ``params`` next (NNI's customized trial); it counts in
+        ``max_trials``. Returns its number once the driver queued it.
+
+        Raises:
+            SearchSpaceError: a parameter is missing, unknown or outside the space (naming
+                it and the bound).
+            ConfigError: the experiment is not running, or its trial budget is spent.
+        """
+        control = steer(self._store, self.id, AddTrial(params=dict(params)))
+        assert control.outcome is not None and control.outcome.trial is not None
+        return control.outcome.trial
+
+    def import_data(self, results: Iterable[Mapping[str, Any] | ImportedResult]) -> int:
+        """Feed results obtained elsewhere to the tuner as if their trials had run (NNI's
+        import data); they are kept as imported results, not trials, and do not count in
+        ``max_trials``. Returns how many were imported.
+
+        Args:
+            results: ``{"params": {...}, "value": v}`` (``"metrics"`` optional), or NNI's
+                export format ``{"parameter": {...}, "value": v or {"default": v, ...}}``.
+
+        Raises:
+            SearchSpaceError: a result's parameters are outside the space (naming it).
+            ConfigError: a result has no finite value, or the experiment is not running.
+        """
+        checked = imported_results(results)
+        steer(self._store, self.id, ImportData(results=checked))
+        return len(checked)
 
     def result(self) -> Result:
         """The experiment as stored now (running or not)."""

@@ -1,24 +1,12 @@
 """The REST API over a hyperlab store: hyperlab's own routes and NNI's ``/api/v1/nni/...``.
 
 The server reads the store and appends control requests to it; it never calls into a driver.
-Needs the ``server`` extra: ``pip install 'hyperlab[server]'`` (FastAPI and uvicorn).
+FastAPI and uvicorn come with hyperlab; they are imported only when a server starts.
 
-Routes (OpenAPI docs at ``/docs``):
-
-```
-GET    /api/v1/experiments                            summaries, newest first
-GET    /api/v1/experiments/{id}                       record, counts, best trial
-PATCH  /api/v1/experiments/{id}                       {concurrency?, max_trials?, max_duration?}
-POST   /api/v1/experiments/{id}/stop                  202 with the control request
-GET    /api/v1/experiments/{id}/trials                ?status=&sort=&limit=&offset=&reports=
-GET    /api/v1/experiments/{id}/trials/{number}       with reports and status changes
-POST   /api/v1/experiments/{id}/trials/{number}/kill  202 with the control request
-GET    /api/v1/controls/{control_id}                  a control request and its outcome
-GET    /api/v1/nni/check-status | experiment | job-statistics | trial-jobs[/{trialJobId}]
-GET    /api/v1/nni/metric-data[/{trialJobId}]
-PUT    /api/v1/nni/experiment?update_type=TRIAL_CONCURRENCY|MAX_TRIAL_NUM|MAX_EXEC_DURATION
-DELETE /api/v1/nni/trial-jobs/{trialJobId}
-```
+Routes: hyperlab's own under ``/api/v1/`` (``_app.py`` and the modules it includes), NNI's
+under ``/api/v1/nni/`` (``_nni.py``, ``_nni_trials.py``); every one is in the OpenAPI document
+at ``/docs`` and in ``docs/rest.md``. ``_security.py`` checks every request first (tokens,
+Host header, JSON bodies).
 
 Example:
     >>> from hyperlab.server import serve_in_background
@@ -39,6 +27,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from hyperlab.errors import ConfigError, HyperlabError
+from hyperlab.server._tokens import new_token
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -58,14 +47,20 @@ def _require(module: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         raise ImportError(
-            f"the hyperlab server needs {module} ({exc}): pip install 'hyperlab[server]'"
+            f"the hyperlab server needs {module}, which hyperlab installs ({exc}): reinstall "
+            "hyperlab (pip install --force-reinstall hyperlab)"
         ) from None
 
 
 def create_app(
-    storage: str | os.PathLike[str] | Store | None = None, *, experiment_id: str | None = None
+    storage: str | os.PathLike[str] | Store | None = None,
+    *,
+    experiment_id: str | None = None,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    session_token: str | None = None,
 ) -> FastAPI:
-    """The FastAPI app serving one store.
+    """The FastAPI app serving one store, behind the checks of ``hyperlab.server._security``.
 
     Args:
         storage: What ``Store.open`` takes (None for ``<home>/hyperlab.db``, a path, a
@@ -75,6 +70,11 @@ def create_app(
         experiment_id: The experiment the NNI-compatible routes serve when a request does not
             name one with ``?experiment_id=``; None for the newest experiment in the store.
             It need not exist yet.
+        host: The address the app is served on: requests must name it (or a loopback name) in
+            their ``Host`` header, and beyond loopback every request needs a token.
+        port: The port it is served on (checked in ``Host`` headers), or None for any.
+        session_token: A token good for every experiment of the store (the one the dashboard
+            link carries); None for none: writes then need the experiment's own token.
 
     Raises:
         ImportError: when FastAPI is not installed.
@@ -83,8 +83,18 @@ def create_app(
     """
     _require("fastapi")
     from hyperlab.server._app import build_app
+    from hyperlab.server._security import Guard, Policy
 
-    return build_app(storage, experiment_id=experiment_id)
+    app = build_app(storage, experiment_id=experiment_id)
+    policy = Policy(
+        host=host,
+        port=port,
+        session_token=session_token,
+        experiment_token=app.state.hyperlab.experiment_token,
+        cookie="hyperlab_token" if port is None else f"hyperlab_token_{port}",
+    )
+    app.add_middleware(Guard, policy=policy)
+    return app
 
 
 class BackgroundServer:
@@ -95,14 +105,26 @@ class BackgroundServer:
         host: The address it listens on.
         port: The port it listens on (the one picked when 0 was asked for).
         url: ``http://host:port``.
+        token: The session token, good for writes to every experiment it serves.
+        login_url: ``url`` with the token: opening it in a browser sets the cookie that lets
+            the dashboard steer experiments (print it once; the token is a secret).
     """
 
-    def __init__(self, app: FastAPI, server: Any, thread: threading.Thread, sock: socket.socket):
+    def __init__(
+        self,
+        app: FastAPI,
+        server: Any,
+        thread: threading.Thread,
+        sock: socket.socket,
+        token: str,
+    ):
         """Use ``serve_in_background``."""
         self.app = app
         self.host, self.port = sock.getsockname()[:2]
         shown = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"http://{shown}:{self.port}"
+        self.token = token
+        self.login_url = f"{self.url}/?token={token}"
         self._server = server
         self._thread = thread
         self._socket = sock
@@ -135,8 +157,9 @@ def serve_in_background(
     *,
     host: str = "127.0.0.1",
     experiment_id: str | None = None,
+    token: str | None = None,
 ) -> BackgroundServer:
-    """Serve ``create_app(storage, experiment_id=...)`` with uvicorn in a daemon thread.
+    """Serve ``create_app(storage, ...)`` with uvicorn in a daemon thread.
 
     Returns once the server accepts connections. The thread is a daemon: the server ends with
     the process, or earlier with ``stop()``.
@@ -144,9 +167,10 @@ def serve_in_background(
     Args:
         storage: The store to serve (see ``create_app``).
         port: The TCP port; 0 picks a free one (read it from ``.port`` or ``.url``).
-        host: The address to listen on; ``"0.0.0.0"`` for every interface (the API has no
-            authentication: anyone who reaches it can stop experiments).
+        host: The address to listen on: loopback by default; ``"0.0.0.0"`` for every interface,
+            where every request then needs a token.
         experiment_id: The NNI-compatible routes' default experiment.
+        token: The session token (``.token``, in ``.login_url``); None makes a new one.
 
     Raises:
         ImportError: when FastAPI or uvicorn is not installed.
@@ -157,8 +181,16 @@ def serve_in_background(
         raise ConfigError(
             f"port: expected an integer from 0 to 65535 (0 picks a free port), got {port!r}"
         )
-    app = create_app(storage, experiment_id=experiment_id)
     sock = _bind(host, port)
+    bound = sock.getsockname()[1]
+    token = token or new_token()
+    try:
+        app = create_app(
+            storage, experiment_id=experiment_id, host=host, port=bound, session_token=token
+        )
+    except BaseException:
+        sock.close()
+        raise
     config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False)
     server = uvicorn.Server(config)
     thread = threading.Thread(
@@ -173,7 +205,7 @@ def serve_in_background(
         thread.join(1.0)
         sock.close()
         raise HyperlabError(f"the server on {host}:{port} did not start within {START_TIMEOUT}s")
-    return BackgroundServer(app, server, thread, sock)
+    return BackgroundServer(app, server, thread, sock, token)
 
 
 def check_serving(port: int, host: str = "127.0.0.1") -> None:

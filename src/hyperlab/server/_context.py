@@ -7,14 +7,66 @@ store too").
 
 from __future__ import annotations
 
-from fastapi import HTTPException, Request
+from typing import Annotated, Any
 
-from hyperlab.errors import ExperimentNotFound
-from hyperlab.server._models import ControlOut, ControlsAccepted
+from fastapi import HTTPException, Path, Request
+
+from hyperlab.errors import ExperimentNotFound, HyperlabError
+from hyperlab.server._listing import MemoCache, Snapshots
+from hyperlab.server._models import ControlOut, ControlsAccepted, ErrorOut
+from hyperlab.server._tokens import read_token
 from hyperlab.store import ControlRequest, ExperimentRecord, Store
 from hyperlab.trial import Trial
 
-__all__ = ["ApiContext", "context"]
+__all__ = [
+    "MAX_ID",
+    "READ_ERRORS",
+    "WRITE_ERRORS",
+    "ApiContext",
+    "ExperimentId",
+    "TrialNumber",
+    "context",
+    "error_responses",
+]
+
+MAX_TRIAL_NUMBER = 2**31 - 1  # trials.number is a 32-bit integer
+MAX_ID = 2**62
+"""The largest id or cursor a route accepts (row ids are 64-bit integers)."""
+
+_ERRORS = {
+    401: "No token: writes need X-Hyperlab-Token (or the dashboard's cookie).",
+    403: "A wrong token, or a write from another site.",
+    404: "No such experiment, trial or control.",
+    409: "No driver runs the experiment (or the trial already finished): nothing would apply "
+    "the request.",
+    413: "The body is too large.",
+    415: "The body is not JSON (Content-Type: application/json).",
+    422: "A value does not parse or fit: the detail names the field, the value and the rule.",
+    501: "An optional dependency is missing: the detail names the pip extra to install.",
+    503: "The store cannot be read.",
+}
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI descriptions of the error answers ``codes`` (each ``{"detail": "..."}``)."""
+    return {code: {"model": ErrorOut, "description": _ERRORS[code]} for code in codes}
+
+
+READ_ERRORS = error_responses(404, 422, 503)
+"""The errors a read route answers."""
+WRITE_ERRORS = error_responses(401, 403, 404, 409, 413, 415, 422, 503)
+"""The errors a route that sends a control request answers."""
+
+ExperimentId = Annotated[
+    str,
+    Path(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$",
+        description="The experiment's id (1 to 32 letters, digits, _, - or .).",
+    ),
+]
+TrialNumber = Annotated[
+    int, Path(ge=0, le=MAX_TRIAL_NUMBER, description="The trial's number (0, 1, 2...).")
+]
 
 
 class ApiContext:
@@ -31,6 +83,22 @@ class ApiContext:
         self.store = store
         self.experiment_id = experiment_id
         self.owns_store = owns_store
+        self.snapshots = Snapshots()
+        self.memo = MemoCache()
+        self._tokens: dict[str, str] = {}
+
+    def experiment_token(self, experiment_id: str) -> str | None:
+        """The token of an experiment (read from its folder once), or None if it has none."""
+        token = self._tokens.get(experiment_id)
+        if token is None:
+            try:
+                record = self.store.get_experiment(experiment_id)
+            except HyperlabError:
+                return None
+            token = read_token(self.store.experiment_folder(record))
+            if token is not None:
+                self._tokens[experiment_id] = token
+        return token
 
     def pick_experiment(self, requested: str | None) -> ExperimentRecord:
         """The experiment a single-experiment route serves: ``requested``, else the app's

@@ -1,0 +1,111 @@
+"""The commands that serve a store and steer running experiments: ``serve``,
+``update-space``, ``add-trial`` and ``import``.
+
+Steering goes through the store's control table, like ``hyperlab stop``: the command checks
+the request against the experiment, sends it, and waits until the experiment's driver applied
+it (or says why it refused). No token is needed: whoever can open the store can steer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hyperlab.cli._common import open_store
+from hyperlab.cli._running import check_server
+from hyperlab.errors import ConfigError
+
+__all__ = ["cmd_add_trial", "cmd_import", "cmd_serve", "cmd_update_space"]
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve every experiment of the store until interrupted."""
+    from hyperlab.server import serve_in_background
+
+    store = open_store(args)
+    check_server(args.port, args.host)
+    server = serve_in_background(store, args.port, host=args.host)
+    print(f"serving {store.masked_url} at {server.url}", file=sys.stderr)
+    print(
+        f"dashboard (this link carries the server's token; keep it to yourself): "
+        f"{server.login_url}",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        while server.running:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    print("hyperlab: server stopped", file=sys.stderr)
+    return 0
+
+
+def cmd_update_space(args: argparse.Namespace) -> int:
+    from hyperlab._steering import steer
+    from hyperlab.space import SearchSpace
+    from hyperlab.store import UpdateSearchSpace
+
+    space = SearchSpace.from_nni(args.space)
+    store = open_store(args)
+    control = steer(store, args.id, UpdateSearchSpace(space=space.to_nni()))
+    print(f"experiment {control.experiment_id}: {_said(control)}")
+    return 0
+
+
+def cmd_add_trial(args: argparse.Namespace) -> int:
+    from hyperlab._steering import steer
+    from hyperlab.store import AddTrial
+
+    params = _json_argument(args.params, "params")
+    if not isinstance(params, dict):
+        raise ConfigError(f"params: expected a JSON object of parameter values, got {params!r}")
+    store = open_store(args)
+    control = steer(store, args.id, AddTrial(params=params))
+    print(f"experiment {control.experiment_id}: {_said(control)}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from hyperlab._steering import imported_results, steer
+    from hyperlab.store import ImportData
+
+    records = _json_argument(f"@{args.file}", "file")
+    if not isinstance(records, list):
+        raise ConfigError(
+            f"{args.file}: expected a JSON list of results ({{'params': ..., 'value': ...}}, or "
+            f"NNI's {{'parameter': ..., 'value': ...}}), got {type(records).__name__}"
+        )
+    store = open_store(args)
+    control = steer(store, args.id, ImportData(results=imported_results(records)))
+    print(f"experiment {control.experiment_id}: {_said(control)}")
+    return 0
+
+
+def _said(control: Any) -> str:
+    outcome = control.outcome
+    return outcome.message if outcome is not None and outcome.message else "done"
+
+
+def _json_argument(text: str, name: str) -> Any:
+    """JSON given inline, or ``@path`` for a file's."""
+    where = name
+    if text.startswith("@"):
+        path = Path(text[1:]).expanduser()
+        where = str(path)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise ConfigError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
