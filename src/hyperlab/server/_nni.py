@@ -1,193 +1,74 @@
-"""NNI-compatible routes under ``/api/v1/nni/``, so NNI's tools and users feel at home.
+"""NNI-compatible routes under ``/api/v1/nni/``, so that NNI 3.0's own Python client
+(``nni.experiment.Experiment.connect(port)``) and web UI work against a hyperlab experiment.
 
 They answer in the shapes of NNI's manager (``ts/nni_manager/rest_server/restHandler.ts`` and
-the types in ``common/manager.ts`` and ``common/datastore.ts``): times in milliseconds,
-``hyperParameters`` as JSON texts, and metric ``data`` as a JSON text of a JSON text, exactly as
-NNI's own ``nni.experiment`` client and web UI decode them.
+the types in ``common/manager.ts`` and ``common/datastore.ts``; see ``_nni_shapes``). This module
+holds the experiment's routes; the trials' are ``_nni_trials``'s:
+
+```
+GET    check-status                 {status, errors}
+GET    experiment                   NNI's ExperimentProfile
+PUT    experiment?update_type=      TRIAL_CONCURRENCY | MAX_TRIAL_NUM | MAX_EXEC_DURATION |
+                                    SEARCH_SPACE; the body is the profile with the new value
+DELETE experiment                   stop the experiment (NNI's client then waits for `pid`)
+GET    experiments-info             NNI's manifest: every experiment of the store
+GET    experiment-metadata          the served experiment's manifest entry
+POST   experiment/import-data       [{parameter, value}] results fed to the tuner
+GET    experiment/imported-data     JSON texts of the imported results
+GET    version                      hyperlab's version, as a JSON string
+```
 
 One experiment is served per request, as NNI's manager serves one: the one named by the
 query parameter ``?experiment_id=ID``, else the app's default (``create_app(...,
-experiment_id=ID)``), else the newest experiment in the store. Trial job ids are the trials'
-ids, ``<experiment id>-<number>`` (what command trials see in ``NNI_TRIAL_JOB_ID``), and the
-trial number is NNI's ``sequenceId`` and ``parameter_id``. Changes (``PUT experiment``,
-``DELETE trial-jobs/ID``) become control requests in the store, like every other control.
+experiment_id=ID)``), else the newest experiment in the store. Changes become control requests
+in the store, like every other control; the routes wait briefly for the driver's outcome (see
+``_nni_common``).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import time
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any
+from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Body, Query, Request, Response
 
+from hyperlab import __version__
+from hyperlab._steering import check_request, imported_results
 from hyperlab.config import parse_duration
-from hyperlab.errors import ConfigError
+from hyperlab.errors import ConfigError, ExperimentNotFound, SearchSpaceError
 from hyperlab.server._context import context
-from hyperlab.server._models import (
-    ControlsAccepted,
-    NniExperimentProfile,
-    NniJobStatistics,
-    NniMetricData,
-    NniStatus,
-    NniTrialJob,
-)
+from hyperlab.server._models import ControlsAccepted
+from hyperlab.server._nni_common import Selected, folder, send_applied
+from hyperlab.server._nni_models import NniExperimentInfo, NniExperimentProfile, NniStatus
+from hyperlab.server._nni_shapes import experiment_info, imported_text, profile
+from hyperlab.server._nni_trials import router as trials_router
 from hyperlab.store import (
     ControlKind,
     ControlRequest,
     ExperimentRecord,
-    KillTrial,
+    ImportData,
     SetConcurrency,
     SetMaxDuration,
     SetMaxTrials,
+    StopExperiment,
+    UpdateSearchSpace,
 )
-from hyperlab.trial import Mode, Trial, TrialStatus
 
 __all__ = ["router"]
 
 router = APIRouter()
 
-MetricType = Literal["PERIODICAL", "FINAL"]
-_UPDATES: dict[str, tuple[type[SetConcurrency | SetMaxTrials | SetMaxDuration], tuple[str, ...]]]
-_UPDATES = {
-    # update_type: (control request, the profile fields that hold the new value: v2 name first)
-    "TRIAL_CONCURRENCY": (SetConcurrency, ("trialConcurrency",)),
-    "MAX_TRIAL_NUM": (SetMaxTrials, ("maxTrialNumber", "maxTrialNum")),
-    "MAX_TRIAL_NUMBER": (SetMaxTrials, ("maxTrialNumber", "maxTrialNum")),
-    "MAX_EXEC_DURATION": (SetMaxDuration, ("maxExperimentDuration", "maxExecDuration")),
+_FIELDS: dict[str, tuple[str, ...]] = {
+    # update_type: the profile fields that may hold the new value (NNI v2's name first)
+    "TRIAL_CONCURRENCY": ("trialConcurrency",),
+    "MAX_TRIAL_NUM": ("maxTrialNumber", "maxTrialNum"),
+    "MAX_TRIAL_NUMBER": ("maxTrialNumber", "maxTrialNum"),
+    "MAX_EXEC_DURATION": ("maxExperimentDuration", "maxExecDuration"),
+    "SEARCH_SPACE": ("searchSpace",),
 }
-
-
-def _selected(
-    request: Request,
-    experiment_id: Annotated[
-        str | None,
-        Query(description="The experiment to serve; default: the app's, else the newest."),
-    ] = None,
-) -> ExperimentRecord:
-    return context(request).pick_experiment(experiment_id)
-
-
-Selected = Annotated[ExperimentRecord, Depends(_selected)]
-TrialJobId = Annotated[str, Path(description="A trial's id: <experiment id>-<number>.")]
-
-
-# ---- translation into NNI's shapes ------------------------------------------------------------
-
-
-def nni_status(status: TrialStatus) -> TrialStatus:
-    """A trial status as NNI knows them: PAUSED (resumed later by a scheduler) is WAITING."""
-    return TrialStatus.WAITING if status is TrialStatus.PAUSED else status
-
-
-def _ms(seconds: float | None) -> int | None:
-    return None if seconds is None else round(seconds * 1000)
-
-
-def nni_value(metrics: dict[str, Any], metric: str | None) -> Any:
-    """A result as NNI's trials report it: a number, or a dict whose ``default`` is the objective.
-
-    Args:
-        metrics: The metrics hyperlab stored.
-        metric: The experiment's objective metric, if one was configured.
-    """
-    if len(metrics) == 1:
-        return next(iter(metrics.values()))
-    key = metric if metric in metrics else "default"
-    if key not in metrics:
-        return metrics
-    return {"default": metrics[key], **{k: v for k, v in metrics.items() if k != key}}
-
-
-def _record(trial: Trial, kind: MetricType, seq: int, at: float, value: Any) -> NniMetricData:
-    return NniMetricData(
-        timestamp=_ms(at) or 0,
-        trialJobId=trial.id,
-        parameterId=str(trial.number),
-        type=kind,
-        sequence=seq,
-        data=json.dumps(json.dumps(value)),  # NNI stores the trial's JSON text as JSON
-    )
-
-
-def metric_records(
-    trial: Trial, metric: str | None, kind: MetricType | None
-) -> list[NniMetricData]:
-    """The trial's intermediate reports (of its latest attempt) and final result, NNI-style."""
-    records = []
-    if kind in (None, "PERIODICAL"):
-        records += [
-            _record(trial, "PERIODICAL", r.step, r.time, nni_value(r.metrics, metric))
-            for r in trial.reports
-            if r.attempt == trial.attempt
-        ]
-    if kind in (None, "FINAL") and trial.status is TrialStatus.SUCCEEDED:
-        at = trial.finished_at or trial.created_at or 0.0
-        records.append(_record(trial, "FINAL", 0, at, nni_value(trial.metrics, metric)))
-    return records
-
-
-def _trial_job(trial: Trial, metric: str | None, folder: str) -> NniTrialJob:
-    hyper = {
-        "parameter_id": trial.number,
-        "parameter_source": "algorithm",
-        "parameters": trial.params,
-        "parameter_index": 0,
-    }
-    log_path = f"file://localhost:{folder}/trials/{trial.number}"
-    failed = trial.status is TrialStatus.FAILED
-    return NniTrialJob(
-        trialJobId=trial.id,
-        sequenceId=trial.number,
-        status=nni_status(trial.status),
-        startTime=_ms(trial.started_at or trial.created_at),
-        endTime=_ms(trial.finished_at),
-        hyperParameters=[json.dumps(hyper)],
-        logPath=log_path,
-        finalMetricData=metric_records(trial, metric, "FINAL") or None,
-        stderrPath=f"{log_path}/stderr.log" if failed else None,
-    )
-
-
-def _duration(seconds: Any) -> str | None:
-    return None if seconds is None else f"{float(seconds):g}s"
-
-
-def nni_params(record: ExperimentRecord) -> dict[str, Any]:
-    """The experiment's config in NNI's v2 field names, where they map."""
-    options = record.options
-    mode = "maximize" if options.mode is Mode.MAX else "minimize"
-    params = {
-        "experimentName": record.name,
-        "searchSpace": record.space,
-        "trialConcurrency": options.concurrency,
-        "maxTrialNumber": options.max_trials,
-        "maxExperimentDuration": _duration(options.max_duration),
-        "trialGpuNumber": options.gpus.per_trial if options.gpus else 0,
-        "experimentWorkingDirectory": options.working_dir,
-        "tuner": {
-            "name": options.tuner,
-            "classArgs": {**options.tuner_args, "optimize_mode": mode},
-        },
-        "trainingService": {"platform": "local"},
-    }
-    return {key: value for key, value in params.items() if value is not None}
-
-
-def _folder(request: Request, record: ExperimentRecord) -> str:
-    return str(context(request).store.experiment_folder(record))
-
-
-def _trial_number(record: ExperimentRecord, trial_job_id: str) -> int:
-    prefix, _, number = trial_job_id.rpartition("-")
-    if prefix != record.id or not number.isdigit():
-        raise HTTPException(
-            404,
-            f"no trial job {trial_job_id!r} in experiment {record.id!r}; its trial job ids "
-            f"look like '{record.id}-<number>'",
-        )
-    return int(number)
 
 
 def _positive_int(value: Any, field: str) -> int:
@@ -197,7 +78,76 @@ def _positive_int(value: Any, field: str) -> int:
     return int(number)
 
 
-# ---- routes -----------------------------------------------------------------------------
+def _space_update(record: ExperimentRecord, space: Any) -> UpdateSearchSpace:
+    """The request for a new search space, checked against the experiment's tuner."""
+    if not isinstance(space, dict) or not space:
+        raise ConfigError(
+            "params.searchSpace: expected a search space (a JSON object of at least one "
+            f"parameter in NNI's format), got {space!r}"
+        )
+    update = UpdateSearchSpace(space=space)
+    try:
+        check_request(record, update)
+    except SearchSpaceError as exc:  # names the parameter: say where it is
+        raise SearchSpaceError(f"params.searchSpace.{exc}") from None
+    return update
+
+
+def _update(record: ExperimentRecord, update_type: str, params: dict[str, Any]) -> ControlRequest:
+    """The control request an NNI profile update asks for; ConfigError naming what is wrong."""
+    fields = _FIELDS.get(update_type)
+    if fields is None:
+        expected = ", ".join(_FIELDS)
+        raise ConfigError(f"update_type: expected one of {expected}, got {update_type!r}")
+    name = next((field for field in fields if params.get(field) is not None), None)
+    if name is None:
+        raise ConfigError(f"params.{fields[0]}: required for update_type {update_type}")
+    value = params[name]
+    if update_type == "SEARCH_SPACE":
+        return _space_update(record, value)
+    if update_type == "MAX_EXEC_DURATION":
+        return SetMaxDuration(value=parse_duration(value, f"params.{name}") or 0.0)
+    if update_type == "TRIAL_CONCURRENCY":
+        return SetConcurrency(value=_positive_int(value, name))
+    return SetMaxTrials(value=_positive_int(value, name))
+
+
+def _served_at(request: Request, record: ExperimentRecord) -> tuple[str | None, int | None]:
+    """Where ``record``'s API is served: its own driver's server while that runs, else this
+    server (which reads every experiment of its store)."""
+    if record.server_url and record.driver_alive():
+        try:
+            return record.server_url, urlsplit(record.server_url).port
+        except ValueError:
+            pass
+    return str(request.base_url).rstrip("/"), request.url.port
+
+
+def _info(request: Request, record: ExperimentRecord) -> NniExperimentInfo:
+    url, port = _served_at(request, record)
+    return experiment_info(record, folder(request, record), url=url, port=port)
+
+
+def _nni_result(i: int, item: Any) -> Any:
+    """An NNI import record as ``imported_results`` reads it: without the ``trialJobId`` of
+    NNI's export, and with a value given as a JSON text (as ``export-data`` gives it) decoded,
+    as NNI's dispatcher decodes it."""
+    if not isinstance(item, Mapping):
+        return item
+    data = {key: value for key, value in item.items() if key != "trialJobId"}
+    value = data.get("value")
+    if isinstance(value, str):
+        try:
+            data["value"] = json.loads(value)
+        except ValueError:
+            raise ConfigError(
+                f"results[{i}].value: expected a number, {{'default': number, ...}} or the "
+                f"JSON text of one, got {value!r}"
+            ) from None
+    return data
+
+
+# ---- routes -------------------------------------------------------------------------------
 
 
 @router.get("/check-status", response_model=NniStatus, summary="NNI's manager status")
@@ -224,137 +174,103 @@ def check_status(request: Request, record: Selected) -> NniStatus:
 )
 def get_profile(request: Request, record: Selected) -> NniExperimentProfile:
     trials = context(request).store.get_trials(record.id, reports=False)
-    start = record.started_at or record.created_at
-    end = record.finished_at if record.status.is_finished() else None
-    return NniExperimentProfile(
-        id=record.id,
-        params=nni_params(record),
-        execDuration=int(max(0.0, (end or time.time()) - start)) if record.started_at else 0,
-        logDir=_folder(request, record),
-        startTime=_ms(start),
-        endTime=_ms(end),
-        nextSequenceId=max((t.number for t in trials), default=-1) + 1,
-        revision=0,
-    )
+    return profile(record, trials, folder(request, record))
 
 
 @router.put(
     "/experiment",
     response_model=ControlsAccepted,
-    summary="NNI's profile update, sent to the driver as a control request",
+    summary="NNI's profile update, applied by the driver as a control request",
     description="update_type: TRIAL_CONCURRENCY, MAX_TRIAL_NUM (or MAX_TRIAL_NUMBER), "
-    "MAX_EXEC_DURATION. The body is NNI's profile ({params: {...}}) or its params alone.",
+    "MAX_EXEC_DURATION, SEARCH_SPACE. The body is NNI's profile ({params: {...}}, as GET "
+    "experiment gives it, with the new value) or its params alone. Answers once the driver "
+    "applied it (202 if it has not within a few seconds; 409 if it refused).",
 )
 def update_profile(
     request: Request,
+    response: Response,
     record: Selected,
     update_type: Annotated[str, Query(description="What to change.")],
-    profile: Annotated[dict[str, Any], Body(description="NNI's experiment profile.")],
+    body: Annotated[dict[str, Any], Body(description="NNI's experiment profile.")],
 ) -> ControlsAccepted:
-    if update_type not in _UPDATES:
-        expected = ", ".join(_UPDATES)
-        if update_type == "SEARCH_SPACE":
-            raise ConfigError(
-                "update_type: hyperlab cannot change the search space of a running experiment; "
-                f"supported: {expected}"
-            )
-        raise ConfigError(f"update_type: expected one of {expected}, got {update_type!r}")
-    make, fields = _UPDATES[update_type]
-    nested = profile.get("params")
-    params: dict[str, Any] = nested if isinstance(nested, dict) else profile
-    name = next((field for field in fields if params.get(field) is not None), None)
-    if name is None:
-        raise ConfigError(f"params.{fields[0]}: required for update_type {update_type}")
-    request_: ControlRequest
-    if make is SetMaxDuration:
-        request_ = SetMaxDuration(value=parse_duration(params[name], f"params.{name}") or 0.0)
-    else:
-        request_ = make(value=_positive_int(params[name], name))
-    return context(request).send(record, [request_])
-
-
-@router.get("/job-statistics", response_model=list[NniJobStatistics], summary="Trials per status")
-def job_statistics(request: Request, record: Selected) -> list[NniJobStatistics]:
-    counts: dict[TrialStatus, int] = {}
-    for trial in context(request).store.get_trials(record.id, reports=False):
-        status = nni_status(trial.status)
-        counts[status] = counts.get(status, 0) + 1
-    return [NniJobStatistics(trialJobStatus=s, trialJobNumber=n) for s, n in counts.items()]
-
-
-@router.get(
-    "/trial-jobs",
-    response_model=list[NniTrialJob],
-    response_model_exclude_none=True,
-    summary="NNI's TrialJobInfo of every trial",
-)
-def list_trial_jobs(
-    request: Request,
-    record: Selected,
-    status: Annotated[TrialStatus | None, Query(description="Only this status.")] = None,
-) -> list[NniTrialJob]:
-    folder = _folder(request, record)
-    metric = record.options.metric
-    trials = context(request).store.get_trials(record.id, reports=False)
-    return [_trial_job(t, metric, folder) for t in trials if status in (None, nni_status(t.status))]
-
-
-@router.get(
-    "/trial-jobs/{trial_job_id}",
-    response_model=NniTrialJob,
-    response_model_exclude_none=True,
-    summary="NNI's TrialJobInfo of one trial",
-)
-def get_trial_job(request: Request, record: Selected, trial_job_id: TrialJobId) -> NniTrialJob:
-    trial = context(request).store.get_trial(record.id, _trial_number(record, trial_job_id))
-    return _trial_job(trial, record.options.metric, _folder(request, record))
+    nested = body.get("params")
+    params: dict[str, Any] = nested if isinstance(nested, dict) else body
+    return send_applied(request, response, record, [_update(record, update_type, params)])
 
 
 @router.delete(
-    "/trial-jobs/{trial_job_id}",
+    "/experiment",
     response_model=ControlsAccepted,
-    summary="Cancel a trial (a kill_trial control request)",
+    summary="Stop the experiment (NNI's stop): running trials end, the driver exits",
+    description="Answers at once, as NNI's manager does; NNI's client then waits for the "
+    "driver's process (`pid` of experiments-info) to exit. An experiment that has already "
+    "ended answers 200 with no control request.",
 )
-def cancel_trial_job(
-    request: Request, record: Selected, trial_job_id: TrialJobId
+def stop_experiment(request: Request, record: Selected) -> ControlsAccepted:
+    if record.status.is_finished():
+        return ControlsAccepted(experiment_id=record.id, control_ids=[], controls=[])
+    return context(request).send(record, [StopExperiment()])
+
+
+@router.get(
+    "/experiments-info",
+    response_model=list[NniExperimentInfo],
+    summary="NNI's experiment manifest: every experiment of the store",
+)
+def experiments_info(request: Request) -> list[NniExperimentInfo]:
+    store = context(request).store
+    entries = []
+    for summary in store.list_experiments():
+        try:
+            record = store.get_experiment(summary.id)
+        except ExperimentNotFound:  # deleted since it was listed
+            continue
+        entries.append(_info(request, record))
+    return entries
+
+
+@router.get(
+    "/experiment-metadata",
+    response_model=NniExperimentInfo,
+    summary="The served experiment's entry of NNI's experiment manifest",
+)
+def experiment_metadata(request: Request, record: Selected) -> NniExperimentInfo:
+    return _info(request, record)
+
+
+@router.post(
+    "/experiment/import-data",
+    response_model=ControlsAccepted,
+    summary="Feed results obtained elsewhere to the tuner (NNI's import data)",
+    description="The body is NNI's import format: [{parameter: {...}, value: number or "
+    "{default: number, ...}}] (export-data's records work as they are). 422 names the record "
+    "that has no value or whose parameters are outside the search space; nothing is imported "
+    "then.",
+)
+def import_data(
+    request: Request,
+    response: Response,
+    record: Selected,
+    records: Annotated[list[Any], Body(description="The results to import.")],
 ) -> ControlsAccepted:
-    ctx = context(request)
-    number = _trial_number(record, trial_job_id)
-    ctx.require_active_trial(record, number)
-    return ctx.send(record, [KillTrial(number=number)])
+    results = imported_results([_nni_result(i, item) for i, item in enumerate(records)])
+    request_ = ImportData(results=results)
+    check_request(record, request_)
+    return send_applied(request, response, record, [request_])
 
 
 @router.get(
-    "/metric-data", response_model=list[NniMetricData], summary="Every trial's metric records"
+    "/experiment/imported-data",
+    response_model=list[str],
+    summary="The imported results: JSON texts of lists of {parameter, value}",
 )
-def metric_data(
-    request: Request,
-    record: Selected,
-    metric_type: Annotated[
-        MetricType | None, Query(alias="type", description="PERIODICAL or FINAL.")
-    ] = None,
-) -> list[NniMetricData]:
-    metric = record.options.metric
-    records = [
-        item
-        for trial in context(request).store.get_trials(record.id, reports=True)
-        for item in metric_records(trial, metric, metric_type)
-    ]
-    return sorted(records, key=lambda item: item.timestamp)
+def imported_data(request: Request, record: Selected) -> list[str]:
+    return [imported_text(result) for result in context(request).store.get_imported(record.id)]
 
 
-@router.get(
-    "/metric-data/{trial_job_id}",
-    response_model=list[NniMetricData],
-    summary="One trial's metric records",
-)
-def trial_metric_data(
-    request: Request,
-    record: Selected,
-    trial_job_id: TrialJobId,
-    metric_type: Annotated[
-        MetricType | None, Query(alias="type", description="PERIODICAL or FINAL.")
-    ] = None,
-) -> list[NniMetricData]:
-    trial = context(request).store.get_trial(record.id, _trial_number(record, trial_job_id))
-    return metric_records(trial, record.options.metric, metric_type)
+@router.get("/version", response_model=str, summary="hyperlab's version")
+def version() -> str:
+    return __version__
+
+
+router.include_router(trials_router)
