@@ -1,5 +1,11 @@
-"""The FastAPI app: hyperlab's own REST routes over the store and its error handling; NNI's
-routes are ``_nni.py``'s, and what routes share is ``_context.py``'s.
+"""The FastAPI app: its error handling, the experiment routes, and the routers of the other
+topics: trials and incremental reads (``_trials``), plot data (``_plots``), controls and
+steering (``_controls``), NNI's routes (``_nni``); what routes share is ``_context``'s.
+
+Every error answers JSON ``{"detail": ...}`` naming the field, the value and the rule: 404 for
+an unknown experiment, trial or control, 409 for a control no driver will apply, 422 for a
+value that does not parse or fit, 501 for a feature whose optional dependency is missing, 503
+when the store cannot be read; never a bare 500 for a bad request.
 
 The server only reads the store and appends control requests to it; the experiment's driver
 picks them up, applies them and records the outcome (see DESIGN.md, "Control goes through the
@@ -11,38 +17,29 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable
-from typing import Annotated, Any, Literal
 
-from fastapi import Body, FastAPI, HTTPException, Path, Query, Request, Response
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hyperlab import __version__
 from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError, TrialNotFound
-from hyperlab.server._context import ApiContext, context
-from hyperlab.server._models import (
-    BestTrialOut,
-    ControlOut,
-    ControlsAccepted,
-    ExperimentOut,
-    ExperimentPatch,
-    ExperimentSummaryOut,
-    TrialDetailOut,
-    TrialOut,
+from hyperlab.server._context import (
+    READ_ERRORS,
+    ApiContext,
+    ExperimentId,
+    context,
+    error_responses,
 )
+from hyperlab.server._controls import router as controls_router
+from hyperlab.server._importance import ImportanceUnavailable
+from hyperlab.server._models import ExperimentOut, ExperimentSummaryOut
 from hyperlab.server._nni import router as nni_router
-from hyperlab.store import (
-    ControlRequest,
-    ExperimentRecord,
-    KillTrial,
-    SetConcurrency,
-    SetMaxDuration,
-    SetMaxTrials,
-    StopExperiment,
-    Store,
-)
-from hyperlab.trial import Mode, Trial, TrialStatus
+from hyperlab.server._plots import router as plots_router
+from hyperlab.server._trials import experiment_summary
+from hyperlab.server._trials import router as trials_router
+from hyperlab.store import Store
 
 __all__ = ["API_PREFIX", "build_app"]
 
@@ -77,6 +74,9 @@ def build_app(
     app.state.hyperlab = ctx
     _add_error_handlers(app)
     _add_routes(app)
+    app.include_router(trials_router, prefix=API_PREFIX)
+    app.include_router(plots_router, prefix=API_PREFIX)
+    app.include_router(controls_router, prefix=API_PREFIX)
     app.include_router(nni_router, prefix=f"{API_PREFIX}/nni", tags=["nni"])
     return app
 
@@ -126,6 +126,9 @@ def _add_error_handlers(app: FastAPI) -> None:
     def store_failed(request: Request, exc: Exception) -> JSONResponse:
         return _error(request, 503, f"the store cannot be read: {exc}")
 
+    def unavailable(request: Request, exc: Exception) -> JSONResponse:
+        return _error(request, 501, str(exc))
+
     def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         response = _error(request, exc.status_code, str(exc.detail))
@@ -144,6 +147,7 @@ def _add_error_handlers(app: FastAPI) -> None:
         TrialNotFound: not_found,
         ConfigError: bad_value,
         StoreError: store_failed,
+        ImportanceUnavailable: unavailable,
         StarletteHTTPException: http_error,
         RequestValidationError: invalid_request,
         Exception: unexpected,
@@ -154,39 +158,6 @@ def _add_error_handlers(app: FastAPI) -> None:
 
 # ---- routes ---------------------------------------------------------------------------------
 
-ExperimentId = Annotated[str, Path(description="The experiment's id.")]
-TrialNumber = Annotated[int, Path(ge=0, description="The trial's number (0, 1, 2...).")]
-
-
-def _best(record: ExperimentRecord, trials: list[Trial]) -> BestTrialOut | None:
-    best = record.options.mode.best(trials)
-    if best is None or best.value is None:
-        return None
-    return BestTrialOut(number=best.number, value=best.value, params=best.params)
-
-
-def _statuses(text: str) -> set[TrialStatus]:
-    wanted = set()
-    for part in text.split(","):
-        name = part.strip().upper()
-        if name not in TrialStatus.__members__:
-            raise ConfigError(
-                f"status: unknown trial status {part.strip()!r}; expected one or more of "
-                f"{', '.join(TrialStatus.__members__)} (comma-separated)"
-            )
-        wanted.add(TrialStatus[name])
-    return wanted
-
-
-def _sorted(trials: list[Trial], sort: str, mode: Mode) -> list[Trial]:
-    if sort == "-number":
-        return trials[::-1]
-    if sort == "duration":
-        return sorted(trials, key=lambda t: (-(t.duration or 0.0), t.number))
-    if sort == "metric":
-        return mode.ranked(trials)
-    return trials
-
 
 def _add_routes(app: FastAPI) -> None:
     @app.get(
@@ -194,6 +165,7 @@ def _add_routes(app: FastAPI) -> None:
         response_model=list[ExperimentSummaryOut],
         tags=["experiments"],
         summary="Every experiment, newest first, with trial counts",
+        responses=error_responses(503),
     )
     def list_experiments(request: Request) -> list[ExperimentSummaryOut]:
         summaries = context(request).store.list_experiments()
@@ -204,14 +176,12 @@ def _add_routes(app: FastAPI) -> None:
         response_model=ExperimentOut,
         tags=["experiments"],
         summary="One experiment: config, space, status, times, error, counts and best trial",
+        responses=READ_ERRORS,
     )
     def get_experiment(request: Request, experiment_id: ExperimentId) -> ExperimentOut:
-        store = context(request).store
-        record = store.get_experiment(experiment_id)
-        trials = store.get_trials(experiment_id, reports=False)
-        counts: dict[TrialStatus, int] = {}
-        for trial in trials:
-            counts[trial.status] = counts.get(trial.status, 0) + 1
+        ctx = context(request)
+        record = ctx.store.get_experiment(experiment_id)
+        cursor, n_trials, counts, best = experiment_summary(ctx, record)
         return ExperimentOut(
             id=record.id,
             name=record.name,
@@ -229,124 +199,8 @@ def _add_routes(app: FastAPI) -> None:
             driver_alive=record.driver_alive(),
             driver_lost=record.driver_lost,
             elapsed=record.elapsed,
-            n_trials=len(trials),
+            n_trials=n_trials,
             counts=counts,
-            best=_best(record, trials),
+            best=best,
+            change_cursor=cursor,
         )
-
-    @app.get(
-        f"{API_PREFIX}/experiments/{{experiment_id}}/trials",
-        response_model=list[TrialOut],
-        tags=["trials"],
-        summary="An experiment's trials, filtered, sorted and paged",
-        description="The header `X-Total-Count` holds the number of trials before paging.",
-    )
-    def list_trials(
-        request: Request,
-        response: Response,
-        experiment_id: ExperimentId,
-        status: Annotated[
-            str | None, Query(description="Only these statuses, comma-separated (FAILED,...).")
-        ] = None,
-        sort: Annotated[
-            Literal["number", "-number", "metric", "duration"],
-            Query(description="number, -number (newest first), metric (best first), duration."),
-        ] = "number",
-        limit: Annotated[int | None, Query(ge=1, description="At most this many.")] = None,
-        offset: Annotated[int, Query(ge=0, description="Skip this many first.")] = 0,
-        reports: Annotated[bool, Query(description="Attach intermediate reports.")] = False,
-    ) -> list[TrialOut]:
-        store = context(request).store
-        wanted = None if status is None else _statuses(status)
-        record = store.get_experiment(experiment_id)
-        trials = store.get_trials(experiment_id, reports=reports)
-        if wanted is not None:
-            trials = [t for t in trials if t.status in wanted]
-        trials = _sorted(trials, sort, record.options.mode)
-        response.headers["X-Total-Count"] = str(len(trials))
-        end = None if limit is None else offset + limit
-        return [TrialOut.from_trial(t, reports=reports) for t in trials[offset:end]]
-
-    @app.get(
-        f"{API_PREFIX}/experiments/{{experiment_id}}/trials/{{number}}",
-        response_model=TrialDetailOut,
-        tags=["trials"],
-        summary="One trial with its intermediate reports and status changes",
-    )
-    def get_trial(request: Request, experiment_id: ExperimentId, number: TrialNumber) -> Any:
-        store = context(request).store
-        trial = store.get_trial(experiment_id, number)
-        return TrialDetailOut.from_records(trial, store.get_trial_events(experiment_id, number))
-
-    @app.post(
-        f"{API_PREFIX}/experiments/{{experiment_id}}/stop",
-        response_model=ControlsAccepted,
-        status_code=202,
-        tags=["controls"],
-        summary="Stop a running experiment (its running trials end USER_CANCELED)",
-    )
-    def stop_experiment(request: Request, experiment_id: ExperimentId) -> ControlsAccepted:
-        ctx = context(request)
-        return ctx.send(ctx.store.get_experiment(experiment_id), [StopExperiment()])
-
-    @app.post(
-        f"{API_PREFIX}/experiments/{{experiment_id}}/trials/{{number}}/kill",
-        response_model=ControlsAccepted,
-        status_code=202,
-        tags=["controls"],
-        summary="Kill a waiting or running trial (it ends USER_CANCELED)",
-    )
-    def kill_trial(
-        request: Request, experiment_id: ExperimentId, number: TrialNumber
-    ) -> ControlsAccepted:
-        ctx = context(request)
-        record = ctx.store.get_experiment(experiment_id)
-        ctx.require_active_trial(record, number)
-        return ctx.send(record, [KillTrial(number=number)])
-
-    @app.patch(
-        f"{API_PREFIX}/experiments/{{experiment_id}}",
-        response_model=ControlsAccepted,
-        status_code=202,
-        tags=["controls"],
-        summary="Change a running experiment's concurrency or budget",
-        description="Each field given becomes one control request, applied in this order: "
-        "concurrency, max_trials, max_duration.",
-    )
-    def patch_experiment(
-        request: Request, experiment_id: ExperimentId, patch: Annotated[ExperimentPatch, Body()]
-    ) -> ControlsAccepted:
-        ctx = context(request)
-        record = ctx.store.get_experiment(experiment_id)
-        requests: list[ControlRequest] = []
-        if patch.concurrency is not None:
-            requests.append(SetConcurrency(value=patch.concurrency))
-        if patch.max_trials is not None:
-            requests.append(SetMaxTrials(value=patch.max_trials))
-        if patch.max_duration is not None:
-            requests.append(SetMaxDuration(value=patch.max_duration))
-        if not requests:
-            raise ConfigError(
-                "body: give at least one of concurrency, max_trials, max_duration, "
-                f"got {patch.model_dump()}"
-            )
-        return ctx.send(record, requests)
-
-    @app.get(
-        f"{API_PREFIX}/controls/{{control_id}}",
-        response_model=ControlOut,
-        tags=["controls"],
-        summary="A control request and, once applied, its outcome",
-        description="state is pending until the driver applies the request (within ~100 ms); "
-        "a request sent just as the experiment ended stays pending.",
-    )
-    def get_control(
-        request: Request, control_id: Annotated[int, Path(ge=1, description="The control id.")]
-    ) -> ControlOut:
-        try:
-            control = context(request).store.get_control(control_id)
-        except StoreError as exc:
-            if str(exc).startswith("no control request"):
-                raise HTTPException(404, str(exc)) from None
-            raise
-        return ControlOut.from_control(control)

@@ -1,8 +1,8 @@
 """The JSON shapes of the REST API: pydantic models for responses and request bodies.
 
-hyperlab's own routes use snake_case names and seconds since the epoch; the NNI-compatible
-routes (``/api/v1/nni/...``) use NNI's camelCase names and milliseconds, as NNI's manager
-sends them. Responses are built from the store's immutable records by the ``from_*`` helpers.
+hyperlab's own routes use snake_case names and seconds since the epoch (NNI's shapes are in
+``_nni_models``). Responses are built from the store's immutable records by the ``from_*``
+helpers.
 """
 
 from __future__ import annotations
@@ -16,22 +16,30 @@ from hyperlab.store import Control, ControlKind, ExperimentSummary, TrialEvent, 
 from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
 
 __all__ = [
+    "AddTrialIn",
     "BestTrialOut",
+    "ChangesOut",
     "ControlOut",
     "ControlsAccepted",
+    "ErrorOut",
     "ExperimentOut",
     "ExperimentPatch",
     "ExperimentSummaryOut",
-    "NniExperimentProfile",
-    "NniJobStatistics",
-    "NniMetricData",
-    "NniStatus",
-    "NniTrialJob",
+    "ImportIn",
+    "ImportedOut",
     "ReportOut",
+    "ReportRowOut",
+    "ReportsOut",
     "TrialDetailOut",
     "TrialEventOut",
     "TrialOut",
 ]
+
+
+class ErrorOut(BaseModel):
+    """Every error: what is wrong, naming the field, the value received and the rule."""
+
+    detail: str = Field(examples=["limit: input should be greater than or equal to 1, got '0'"])
 
 
 # ---- hyperlab's own routes ----------------------------------------------------------------
@@ -96,6 +104,11 @@ class ExperimentOut(BaseModel):
     n_trials: int
     counts: dict[TrialStatus, int] = Field(description="Number of trials in each status.")
     best: BestTrialOut | None
+    change_cursor: int = Field(
+        default=0,
+        description="The id of the newest trial status change: poll "
+        "/changes?after=<it> for what changes next.",
+    )
 
 
 class ReportOut(BaseModel):
@@ -134,6 +147,9 @@ class TrialOut(BaseModel):
     parent: int | None = Field(
         description="The trial whose checkpoint this one continued (population based training)."
     )
+    source: str | None = Field(
+        default=None, description="custom for a trial added by hand, null for the tuner's."
+    )
     value: float | None
     metrics: dict[str, Any]
     error: str | None
@@ -157,6 +173,7 @@ class TrialOut(BaseModel):
             status=trial.status,
             attempt=trial.attempt,
             parent=trial.parent,
+            source=trial.source,
             value=trial.value,
             metrics=trial.metrics,
             error=trial.error,
@@ -197,6 +214,10 @@ class ControlOut(BaseModel):
     applied_at: float | None
     state: Literal["pending", "applied", "rejected"]
     message: str | None = Field(description="Why the driver refused it, or what it did.")
+    trial: int | None = Field(
+        default=None,
+        description="The number of the trial the request created (add_trial), once applied.",
+    )
 
     @classmethod
     def from_control(cls, control: Control) -> ControlOut:
@@ -217,6 +238,7 @@ class ControlOut(BaseModel):
             applied_at=control.applied_at,
             state=state,
             message=None if outcome is None else outcome.message,
+            trial=None if outcome is None else outcome.trial,
         )
 
 
@@ -248,56 +270,80 @@ class ExperimentPatch(BaseModel):
         return parse_duration(value, "max_duration")
 
 
-# ---- NNI's shapes -----------------------------------------------------------------------
+# ---- incremental reads ---------------------------------------------------------------------
 
 
-class NniStatus(BaseModel):
-    """NNI's ``NNIManagerStatus``."""
+class ChangesOut(BaseModel):
+    """``GET /api/v1/experiments/{id}/changes``: what changed after a change cursor."""
 
-    status: str = Field(description="INITIALIZED, RUNNING, STOPPING, STOPPED, DONE...")
-    errors: list[str]
-
-
-class NniExperimentProfile(BaseModel):
-    """NNI's ``ExperimentProfile``: times in milliseconds, ``execDuration`` in seconds."""
-
-    id: str
-    params: dict[str, Any] = Field(description="The config in NNI's v2 field names.")
-    execDuration: int
-    logDir: str
-    startTime: int | None = None
-    endTime: int | None = None
-    nextSequenceId: int
-    revision: int
-
-
-class NniMetricData(BaseModel):
-    """NNI's ``MetricDataRecord``; ``data`` is a JSON text of a JSON text, as NNI stores it."""
-
-    timestamp: int
-    trialJobId: str
-    parameterId: str
-    type: Literal["PERIODICAL", "FINAL"]
-    sequence: int
-    data: str
+    experiment_id: str
+    status: ExperimentStatus
+    driver_alive: bool
+    cursor: int = Field(
+        description="Pass as ?after= next time: every trial change after it will come then."
+    )
+    more: bool = Field(description="More trials changed than `limit`: poll again at once.")
+    trials: list[TrialOut] = Field(
+        description="The trials that changed after ?after=, as they are now, in the order of "
+        "their latest change (without reports)."
+    )
+    n_trials: int
+    counts: dict[TrialStatus, int] = Field(description="Number of trials in each status.")
+    best: BestTrialOut | None
 
 
-class NniTrialJob(BaseModel):
-    """NNI's ``TrialJobInfo``; ``hyperParameters`` holds JSON texts."""
+class ReportRowOut(BaseModel):
+    """One intermediate report with its id (ids only grow: they order reports)."""
 
-    trialJobId: str
-    sequenceId: int
-    status: TrialStatus
-    startTime: int | None = None
-    endTime: int | None = None
-    hyperParameters: list[str]
-    logPath: str
-    finalMetricData: list[NniMetricData] | None = None
-    stderrPath: str | None = None
+    id: int
+    number: int = Field(description="The trial's number.")
+    attempt: int
+    step: int
+    metrics: dict[str, Any]
+    time: float
 
 
-class NniJobStatistics(BaseModel):
-    """NNI's ``TrialJobStatistics``: how many trials are in one status."""
+class ReportsOut(BaseModel):
+    """``GET /api/v1/experiments/{id}/reports``: reports after a report id."""
 
-    trialJobStatus: TrialStatus
-    trialJobNumber: int
+    experiment_id: str
+    cursor: int = Field(description="The id of the last report here (or ?after=): pass it next.")
+    more: bool = Field(description="More reports than `limit` remain: poll again at once.")
+    reports: list[ReportRowOut]
+
+
+class ImportedOut(BaseModel):
+    """A result imported into the experiment's tuner (not a trial)."""
+
+    id: int = Field(description="Increasing: the order results were imported in.")
+    params: dict[str, Any]
+    value: float
+    metrics: dict[str, Any]
+    created_at: float
+
+
+# ---- request bodies of the steering routes ----------------------------------------------------
+
+
+class AddTrialIn(BaseModel):
+    """``POST /api/v1/experiments/{id}/trials``: a trial to run next (NNI's customized trial)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    params: dict[str, Any] = Field(
+        description="A parameter set of the experiment's search space.",
+        examples=[{"lr": 0.01, "optimizer": "adam"}],
+    )
+
+
+class ImportIn(BaseModel):
+    """``POST /api/v1/experiments/{id}/import``: results obtained elsewhere, for the tuner."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    results: list[Any] = Field(
+        description='Each {"params": {...}, "value": 0.1, "metrics": {...}} or NNI\'s '
+        '{"parameter": {...}, "value": 0.1} (a value may be a dict whose "default" is the '
+        "objective).",
+        examples=[[{"params": {"lr": 0.01}, "value": 0.25}]],
+    )
