@@ -98,15 +98,14 @@ def test_the_cli_serves_a_detached_run_and_steers_it(project, hyperlab_home):
     done = cli("run", str(path), "--detach", "--port", "0", home=hyperlab_home)
     assert done.returncode == 0, done.stderr
     experiment_id = done.stdout.strip()
-    link = re.search(
-        r"dashboard and REST API: (http://127\.0\.0\.1:\d+)/\?token=(\S+)", done.stderr
-    )
+    page = rf"(http://127\.0\.0\.1:\d+)/experiments/{experiment_id}\?token=(\S+)"
+    link = re.search(rf"dashboard and REST API: {page}", done.stderr)
     assert link, done.stderr
     url, token = link.groups()
     try:
         assert get(f"{url}/api/v1/experiments/{experiment_id}")["status"] == "RUNNING"
         shown = cli("show", experiment_id, home=hyperlab_home)
-        assert f"dashboard  {url}/?token={token}" in shown.stdout
+        assert f"dashboard  {url}/experiments/{experiment_id}?token={token}" in shown.stdout
         added = cli("add-trial", experiment_id, '{"x": 0.3, "sleep": 0.5}', home=hyperlab_home)
         assert added.returncode == 0 and "runs next" in added.stdout, added.stderr
         bad = cli("add-trial", experiment_id, '{"x": 3, "sleep": 0.5}', home=hyperlab_home)

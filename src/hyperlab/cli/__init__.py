@@ -19,7 +19,13 @@ from pathlib import Path
 from hyperlab import __version__
 from hyperlab.cli._reading import cmd_export, cmd_logs, cmd_ls, cmd_rm, cmd_show, cmd_trials
 from hyperlab.cli._running import STORAGE_VAR, cmd_resume, cmd_run, cmd_stop
-from hyperlab.cli._steering import cmd_add_trial, cmd_import, cmd_serve, cmd_update_space
+from hyperlab.cli._steering import (
+    cmd_add_trial,
+    cmd_import,
+    cmd_serve,
+    cmd_update_space,
+    cmd_view,
+)
 from hyperlab.errors import HyperlabError, StoreError, TrialError
 
 __all__ = ["main"]
@@ -35,6 +41,8 @@ COMMANDS = {
     "export": cmd_export,
     "rm": cmd_rm,
     "serve": cmd_serve,
+    "dashboard": cmd_serve,
+    "view": cmd_view,
     "update-space": cmd_update_space,
     "add-trial": cmd_add_trial,
     "import": cmd_import,
@@ -67,15 +75,20 @@ def _parser() -> argparse.ArgumentParser:
     resume.add_argument("id", help="experiment id (or its unique name)")
     resume.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
     serve = commands.add_parser(
-        "serve", help="serve the REST API and dashboard of every experiment of the store"
+        "serve",
+        aliases=["dashboard"],
+        help="serve the dashboard and REST API of every experiment of the store",
     )
-    for sub in (run, resume, serve):
+    view = commands.add_parser("view", help="serve one experiment's dashboard page")
+    view.add_argument("id", help="experiment id (or its unique name)")
+    for sub in (run, resume, serve, view):
+        serving = sub in (serve, view)
         sub.add_argument(
             "--port",
             type=int,
-            default=8080 if sub is serve else None,
+            default=8080 if serving else None,
             help="serve the dashboard and REST API (NNI's too) on this port"
-            + (" (default 8080; 0 picks a free one)" if sub is serve else " while it runs"),
+            + (" (default 8080; 0 picks a free one)" if serving else " while it runs"),
         )
         sub.add_argument(
             "--host",

@@ -102,7 +102,8 @@ def dashboard_link(record: Any, folder: Path) -> str:
     from hyperlab.server._tokens import read_token
 
     token = read_token(folder)
-    return f"{record.server_url}/" + (f"?token={token}" if token else "")
+    page = f"{record.server_url}/experiments/{record.id}"
+    return page + (f"?token={token}" if token else "")
 
 
 def read_result(store: Any, experiment_id: str) -> Any:

@@ -19,7 +19,7 @@ from hyperlab.cli._common import open_store
 from hyperlab.cli._running import check_server
 from hyperlab.errors import ConfigError
 
-__all__ = ["cmd_add_trial", "cmd_import", "cmd_serve", "cmd_update_space"]
+__all__ = ["cmd_add_trial", "cmd_import", "cmd_serve", "cmd_update_space", "cmd_view"]
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -31,11 +31,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server = serve_in_background(store, args.port, host=args.host)
     print(f"serving {store.masked_url} at {server.url}", file=sys.stderr)
     print(
-        f"dashboard (this link carries the server's token; keep it to yourself): "
-        f"{server.login_url}",
+        f"dashboard (this link carries the server's token; keep it to yourself): {server.link()}",
         file=sys.stderr,
         flush=True,
     )
+    return _serve_until_interrupted(server)
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    """Serve one experiment's page until interrupted; it can be steered while its driver runs
+    (the link carries the experiment's token)."""
+    from hyperlab.server import serve_in_background
+    from hyperlab.server._tokens import read_token
+
+    store = open_store(args)
+    record = store.get_experiment(store.resolve(args.id))
+    check_server(args.port, args.host)
+    token = read_token(store.experiment_folder(record))
+    server = serve_in_background(
+        store, args.port, host=args.host, experiment_id=record.id, token=token
+    )
+    steered = "" if record.driver_alive() else " (read-only: no driver runs it)"
+    print(f"experiment {record.id} ({record.status}){steered}", file=sys.stderr)
+    print(f"dashboard: {server.link(record.id)}", file=sys.stderr, flush=True)
+    return _serve_until_interrupted(server)
+
+
+def _serve_until_interrupted(server: Any) -> int:
     try:
         while server.running:
             time.sleep(0.5)

@@ -296,7 +296,7 @@ class Experiment:
             self._server = serve_in_background(
                 self._store, port, host=host, experiment_id=self.id, token=ensure_token(folder)
             )
-            _say(f"experiment {self.id}: dashboard and REST API at {self._server.login_url}")
+            _say(f"experiment {self.id}: dashboard at {self._server.link(self.id)}")
         try:
             self._driver = Driver(
                 self._store,

@@ -93,6 +93,7 @@ def create_app(
         experiment_token=app.state.hyperlab.experiment_token,
         cookie="hyperlab_token" if port is None else f"hyperlab_token_{port}",
     )
+    app.state.policy = policy
     app.add_middleware(Guard, policy=policy)
     return app
 
@@ -128,6 +129,12 @@ class BackgroundServer:
         self._server = server
         self._thread = thread
         self._socket = sock
+
+    def link(self, experiment_id: str | None = None) -> str:
+        """The dashboard link with the token: to an experiment's page, or to the overview."""
+        if experiment_id is None:
+            return self.login_url
+        return f"{self.url}/experiments/{experiment_id}?token={self.token}"
 
     @property
     def running(self) -> bool:

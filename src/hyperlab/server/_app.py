@@ -1,6 +1,7 @@
 """The FastAPI app: its error handling, the experiment routes, and the routers of the other
 topics: trials and incremental reads (``_trials``), plot data (``_plots``), controls and
-steering (``_controls``), NNI's routes (``_nni``); what routes share is ``_context``'s.
+steering (``_controls``), trials' logs (``_logs``), the dashboard's page (``_pages``), NNI's
+routes (``_nni``); what routes share is ``_context``'s.
 
 Every error answers JSON ``{"detail": ...}`` naming the field, the value and the rule: 404 for
 an unknown experiment, trial or control, 409 for a control no driver will apply, 422 for a
@@ -34,8 +35,10 @@ from hyperlab.server._context import (
 )
 from hyperlab.server._controls import router as controls_router
 from hyperlab.server._importance import ImportanceUnavailable
+from hyperlab.server._logs import router as logs_router
 from hyperlab.server._models import ExperimentOut, ExperimentSummaryOut
 from hyperlab.server._nni import router as nni_router
+from hyperlab.server._pages import router as pages_router
 from hyperlab.server._plots import router as plots_router
 from hyperlab.server._trials import experiment_summary
 from hyperlab.server._trials import router as trials_router
@@ -77,6 +80,8 @@ def build_app(
     app.include_router(trials_router, prefix=API_PREFIX)
     app.include_router(plots_router, prefix=API_PREFIX)
     app.include_router(controls_router, prefix=API_PREFIX)
+    app.include_router(logs_router, prefix=API_PREFIX)
+    app.include_router(pages_router)
     app.include_router(nni_router, prefix=f"{API_PREFIX}/nni", tags=["nni"])
     return app
 

@@ -1,6 +1,6 @@
 """Routes that steer a running experiment: stop it, kill a trial, change its concurrency or
-budget, give it a new search space, add a trial, import results; and read a control's outcome
-and the imported results.
+budget, give it a new search space, add a trial, import results; read a control's outcome
+and the imported results; remove an experiment no driver runs.
 
 Each change is a control request appended to the store; the experiment's driver applies it
 within ~100 ms and records the outcome (``GET /api/v1/controls/{id}``). Steering requests are
@@ -11,9 +11,11 @@ runs. Requests for an experiment no driver runs get a 409.
 
 from __future__ import annotations
 
+import shutil
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException, Path, Query, Request, Response
+from pydantic import BaseModel, Field
 
 from hyperlab._steering import check_request, imported_results
 from hyperlab.errors import ConfigError, StoreError
@@ -61,6 +63,26 @@ def _steer(request: Request, experiment_id: str, control: ControlRequest) -> Con
     record = ctx.store.get_experiment(experiment_id)
     check_request(record, control)
     return ctx.send(record, [control])
+
+
+@router.delete(
+    "/experiments/{experiment_id}",
+    status_code=204,
+    summary="Remove an experiment that no driver runs: its trials, reports and folder",
+    responses=WRITE_ERRORS,
+)
+def remove_experiment(request: Request, experiment_id: ExperimentId) -> Response:
+    store = context(request).store
+    record = store.get_experiment(experiment_id)
+    if record.driver_alive():
+        raise HTTPException(
+            409,
+            f"experiment {experiment_id!r} is running (driver pid {record.driver_pid} on "
+            f"{record.driver_host}); stop it before removing it",
+        )
+    store.delete_experiment(experiment_id)
+    shutil.rmtree(store.experiment_folder(record), ignore_errors=True)
+    return Response(status_code=204)
 
 
 @router.post(
@@ -141,6 +163,45 @@ def update_search_space(
     ],
 ) -> ControlsAccepted:
     return _steer(request, experiment_id, UpdateSearchSpace(space=space))
+
+
+class CheckedOut(BaseModel):
+    """A steering request that would be accepted."""
+
+    ok: bool = True
+    detail: str = Field(description="What it would do.")
+
+
+@router.post(
+    "/experiments/{experiment_id}/search-space/check",
+    response_model=CheckedOut,
+    summary="Check a search space without sending it (422 naming the parameter if invalid)",
+    description="What the dashboard's editor asks before it sends anything: the same checks as "
+    "the PUT, against the experiment as stored; nothing changes.",
+    responses=WRITE_ERRORS,
+)
+def check_search_space(
+    request: Request,
+    experiment_id: ExperimentId,
+    space: Annotated[dict[str, Any], Body(description="NNI search-space JSON.")],
+) -> CheckedOut:
+    record = context(request).store.get_experiment(experiment_id)
+    check_request(record, UpdateSearchSpace(space=space))
+    return CheckedOut(detail=f"a search space of {len(space)} parameters")
+
+
+@router.post(
+    "/experiments/{experiment_id}/trials/check",
+    response_model=CheckedOut,
+    summary="Check a trial's params without adding it (422 naming the parameter and bound)",
+    responses=WRITE_ERRORS,
+)
+def check_trial(
+    request: Request, experiment_id: ExperimentId, body: Annotated[AddTrialIn, Body()]
+) -> CheckedOut:
+    record = context(request).store.get_experiment(experiment_id)
+    check_request(record, AddTrial(params=body.params))
+    return CheckedOut(detail="params in the search space")
 
 
 @router.post(

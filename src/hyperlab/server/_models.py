@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from hyperlab.config import ExperimentOptions, parse_duration
 from hyperlab.store import Control, ControlKind, ExperimentSummary, TrialEvent, UnreadableRequest
-from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
+from hyperlab.trial import ExperimentStatus, Mode, Report, Trial, TrialStatus
 
 __all__ = [
     "AddTrialIn",
@@ -67,6 +67,9 @@ class ExperimentSummaryOut(BaseModel):
     n_running: int
     best_value: float | None = Field(description="Best value of the succeeded trials.")
     max_trials: int | None
+    max_duration: float | None = Field(description="Its time budget (s), if it has one.")
+    metric: str | None = Field(description="The metric it optimizes, if named.")
+    mode: Mode = Field(description="Which way its values are better.")
 
     @classmethod
     def from_summary(cls, summary: ExperimentSummary) -> ExperimentSummaryOut:

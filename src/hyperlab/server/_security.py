@@ -35,7 +35,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from hyperlab.server._tokens import same_token
 
-__all__ = ["API_PREFIX", "NNI_PREFIX", "Guard", "Policy", "is_loopback"]
+__all__ = ["API_PREFIX", "NNI_PREFIX", "Guard", "Policy", "authorise", "headers_of", "is_loopback"]
 
 API_PREFIX = "/api/v1"
 NNI_PREFIX = f"{API_PREFIX}/nni"
@@ -112,7 +112,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         policy = self.policy
-        headers = _headers(scope)
+        headers = headers_of(scope)
         method = scope["method"]
         path = scope["path"]
         nni = path == NNI_PREFIX or path.startswith(f"{NNI_PREFIX}/")
@@ -153,38 +153,16 @@ class Guard:
                 return
         needs_token = not policy.loopback or (method not in READS and not nni)
         if needs_token:
-            problem_status, problem = self._authorise(scope, headers, query, path)
+            problem_status, problem = authorise(policy, headers, _experiment_of(path, query))
             if problem_status:
                 await _refuse(send, problem_status, problem, nni)
                 return
         elif method not in READS and nni and _given_token(headers, policy):
-            status, problem = self._authorise(scope, headers, query, path)
+            status, problem = authorise(policy, headers, _experiment_of(path, query))
             if status:  # a token given must be right, even where none is needed
                 await _refuse(send, status, problem, nni)
                 return
         await self.app(scope, _replay(body, receive) if method not in READS else receive, send)
-
-    def _authorise(
-        self, scope: Scope, headers: dict[str, str], query: dict[str, str], path: str
-    ) -> tuple[int, str]:
-        """``(0, "")`` when the request carries a token good for what it touches, else the
-        status (401 missing, 403 wrong) and why."""
-        policy = self.policy
-        given = _given_token(headers, policy)
-        if given is None:
-            where = "" if policy.loopback else " (this server listens beyond loopback)"
-            return 401, (
-                f"a token is needed{where}: send the header X-Hyperlab-Token, or open the "
-                "dashboard link the server printed; an experiment's token is in its folder's "
-                "'token' file"
-            )
-        if same_token(given, policy.session_token):
-            return 0, ""
-        experiment = _experiment_of(path, query)
-        if experiment is not None and same_token(given, policy.experiment_token(experiment)):
-            return 0, ""
-        target = f"experiment {experiment!r}" if experiment else "this server"
-        return 403, f"the token given is not valid for {target}"
 
     async def _login(self, scope: Scope, send: Send, query: dict[str, str], nni: bool) -> None:
         """Exchange ``?token=`` for the cookie and send the browser to the clean address."""
@@ -215,6 +193,25 @@ class Guard:
         await send({"type": "http.response.body", "body": b""})
 
 
+def authorise(policy: Policy, headers: dict[str, str], experiment: str | None) -> tuple[int, str]:
+    """``(0, "")`` when the request's headers carry a token good for ``experiment`` (or, for
+    None, for the whole server), else the status (401 missing, 403 wrong) and why."""
+    given = _given_token(headers, policy)
+    if given is None:
+        where = "" if policy.loopback else " (this server listens beyond loopback)"
+        return 401, (
+            f"a token is needed{where}: send the header X-Hyperlab-Token, or open the "
+            "dashboard link the server printed (`hyperlab show ID` prints it again); an "
+            "experiment's token is in its folder's 'token' file"
+        )
+    if same_token(given, policy.session_token):
+        return 0, ""
+    if experiment is not None and same_token(given, policy.experiment_token(experiment)):
+        return 0, ""
+    target = f"experiment {experiment!r}" if experiment else "this server"
+    return 403, f"the token given is not valid for {target}"
+
+
 def _wildcard(host: str) -> bool:
     try:
         return ipaddress.ip_address(host.strip("[]")).is_unspecified
@@ -233,7 +230,8 @@ def _split_host(header: str) -> tuple[str, int | None]:
     return name, int(port) if port.isdigit() else None
 
 
-def _headers(scope: Scope) -> dict[str, str]:
+def headers_of(scope: Scope) -> dict[str, str]:
+    """A request's headers, names lowercased."""
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
 
 

@@ -93,4 +93,6 @@ def summary_from_row(row: Any, options: ExperimentOptions) -> ExperimentSummary:
         n_running=int(row.n_running or 0),
         best_value=row.best_max if options.mode is Mode.MAX else row.best_min,
         max_trials=options.max_trials,
+        max_duration=options.max_duration,
+        metric=options.metric,
     )

@@ -162,6 +162,8 @@ class ExperimentSummary:
         best_value: The best ``value`` of the SUCCEEDED trials (by ``mode``); None when no
             trial succeeded with a finite value.
         max_trials: Its ``max_trials`` option, if set.
+        max_duration: Its ``max_duration`` option (seconds), if set.
+        metric: The metric it optimizes, if named.
     """
 
     id: str
@@ -179,6 +181,8 @@ class ExperimentSummary:
     n_running: int
     best_value: float | None
     max_trials: int | None
+    max_duration: float | None = None
+    metric: str | None = None
 
 
 class Imported(NamedTuple):
