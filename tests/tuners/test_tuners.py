@@ -123,7 +123,7 @@ def test_grid_passes_through_no_more_trial_before_done():
     ("name", "args", "message"),
     [
         ("tpe", {"gamma": "x"}, r"tuner_args of 'tpe': gamma: .*number.*'x'"),
-        ("tpe", {"startup": "lhs"}, r"startup: .*'sobol' or 'random'.*'lhs'"),
+        ("tpe", {"startup": "sobol"}, r"startup: .*'lhs' or 'random'.*'sobol'"),
         ("evolution", {"population_size": 2.5}, r"population_size: .*integer.*2\.5"),
     ],
 )

@@ -8,12 +8,12 @@ with one ``executemany`` of a statement compiled once per store.
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import bindparam, insert, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql import ClauseElement
 
@@ -80,7 +80,8 @@ class WriteBuffer:
 
     def __init__(self, dialect: Dialect, clock: Callable[[], float]) -> None:
         self._clock = clock
-        dialect_insert = postgresql.insert if dialect.name == "postgresql" else sqlite.insert
+        # the dialect's own INSERT (for ON CONFLICT), imported for the store in use only
+        dialect_insert = importlib.import_module(f"sqlalchemy.dialects.{dialect.name}").insert
         upsert = dialect_insert(trials)
         upsert = upsert.on_conflict_do_update(
             index_elements=[trials.c.experiment_id, trials.c.number],

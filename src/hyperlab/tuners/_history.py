@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from hyperlab.errors import SearchSpaceError
 from hyperlab.space import (
@@ -33,7 +32,16 @@ from hyperlab.space import (
 )
 from hyperlab.trial import Mode, Trial, TrialStatus
 
-__all__ = ["GRID_LIMIT", "History", "UnitSpace", "single_threaded_blas"]
+__all__ = [
+    "FAILED",
+    "GRID_LIMIT",
+    "OK",
+    "STOPPED",
+    "History",
+    "UnitSpace",
+    "latin_hypercube",
+    "single_threaded_blas",
+]
 
 GRID_LIMIT = 100_000  # a finite space up to this size may be enumerated to find unseen points
 _EPS = 2.0**-53
@@ -208,6 +216,8 @@ def _u_to_value(param: Parameter, u: np.ndarray) -> np.ndarray:
         lo, hi = math.log(param.low), math.log(param.high)
         return np.exp(lo + np.clip(u, 0, 1) * (hi - lo))
     assert isinstance(param, (QNormal, QLogNormal))
+    from scipy.special import ndtri  # 0.2 s to import: only for normal priors
+
     z = param.mu + param.sigma * ndtri(np.clip(u, _EPS, 1 - _EPS))
     return np.exp(z) if isinstance(param, QLogNormal) else z
 
@@ -219,6 +229,8 @@ def _value_to_u(param: Parameter, v: np.ndarray) -> np.ndarray:
         lo, hi = math.log(param.low), math.log(param.high)
         return np.clip((np.log(v) - lo) / (hi - lo), 0, 1)
     assert isinstance(param, (QNormal, QLogNormal))
+    from scipy.special import ndtr  # 0.2 s to import: only for normal priors
+
     with np.errstate(divide="ignore"):
         z = np.log(np.maximum(v, 0.0)) if isinstance(param, QLogNormal) else v
     return ndtr((z - param.mu) / param.sigma)
@@ -243,6 +255,13 @@ def _cells(param: Parameter, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 _controller: Any = None
 
 
+def latin_hypercube(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+    """``n`` points of ``[0, 1]^d`` forming a Latin hypercube: in every coordinate, each of the
+    ``n`` equal slices holds exactly one point (at a random place in it)."""
+    slices = np.argsort(rng.random((n, d)), axis=0)
+    return (slices + rng.random((n, d))) / n
+
+
 @contextmanager
 def single_threaded_blas() -> Iterator[None]:
     """Run the block with one BLAS thread.
@@ -261,7 +280,7 @@ def single_threaded_blas() -> Iterator[None]:
 
 # ---------------------------------------------------------------- history
 
-_OK, _BAD, _FAILED = 0, 1, 2
+OK, STOPPED, FAILED = 0, 1, 2  # a row's state: succeeded, early-stopped (or +inf), failed
 
 
 class History:
@@ -297,13 +316,13 @@ class History:
             self.seen.add(UnitSpace.key(x))
         value = trial.value
         if trial.status is TrialStatus.SUCCEEDED and value is not None and not math.isnan(value):
-            state, loss = _OK, self.sign * float(value)
+            state, loss = OK, self.sign * float(value)
             if math.isinf(loss):
-                state, loss = (_BAD, math.inf) if loss > 0 else (_OK, -1e300)
+                state, loss = (STOPPED, math.inf) if loss > 0 else (OK, -1e300)
         elif trial.status is TrialStatus.EARLY_STOPPED:
-            state, loss = _BAD, math.inf
+            state, loss = STOPPED, math.inf
         else:
-            state, loss = _FAILED, math.nan
+            state, loss = FAILED, math.nan
         n, number = self.n, trial.number
         row = int(np.searchsorted(self._number[:n], number))
         if row == n or self._number[row] != number:  # a new trial: insert in number order
@@ -368,16 +387,16 @@ class History:
     def succeeded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(X, loss, number)`` of the succeeded trials, sorted by trial number."""
         X, loss, number, state = self.arrays()
-        ok = state == _OK
+        ok = state == OK
         return X[ok], loss[ok], number[ok]
 
     def stopped(self) -> tuple[np.ndarray, np.ndarray]:
         """``(X, number)`` of the early-stopped (or infinitely bad) trials, by number."""
         X, _, number, state = self.arrays()
-        bad = state == _BAD
+        bad = state == STOPPED
         return X[bad], number[bad]
 
     @property
     def n_ok(self) -> int:
         """How many trials succeeded."""
-        return int(np.count_nonzero(self._state[: self.n] == _OK))
+        return int(np.count_nonzero(self._state[: self.n] == OK))

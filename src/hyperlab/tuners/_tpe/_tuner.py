@@ -21,22 +21,22 @@ again while unseen points remain.
 from __future__ import annotations
 
 import math
-import warnings
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from scipy.stats import qmc
 
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Mode, Trial
-from hyperlab.tuners._history import History, UnitSpace
-from hyperlab.tuners._tpe._parzen import Parzen, default_weights
+from hyperlab.tuners._history import FAILED, OK, History, UnitSpace, latin_hypercube
 from hyperlab.tuners.base import Tuner
+
+if TYPE_CHECKING:
+    from hyperlab.tuners._tpe._parzen import Parzen
 
 __all__ = ["TPETuner"]
 
-_SOBOL_KEY = (2**32 - 1, 1)  # the startup stream; per-trial streams use key (number,)
+_DESIGN_KEY = (2**32 - 1, 1)  # the startup design's stream; per-trial streams use (number,)
 
 
 class TPETuner(Tuner):
@@ -62,7 +62,9 @@ class TPETuner(Tuner):
         max_kernels: Kernels per density at most, bounding the cost of long runs: beyond it
             the newest half of the trials is kept and the older ones are thinned evenly, the
             kept ones weighing for those left out.
-        startup: ``"sobol"`` (scrambled Sobol points, evenly spread) or ``"random"``.
+        startup: ``"lhs"``: the first ``n_startup_trials`` trials (by number) are the points of
+            one Latin hypercube, evenly spread in every coordinate, and later startup trials
+            (after failures, say) are prior draws; ``"random"``: all are prior draws.
     """
 
     def __init__(
@@ -80,16 +82,16 @@ class TPETuner(Tuner):
         bandwidth: float = 0.8,
         constant_liar: bool = True,
         max_kernels: int = 300,
-        startup: Literal["sobol", "random"] = "sobol",
+        startup: Literal["lhs", "random"] = "lhs",
     ) -> None:
         super().__init__(space, mode=mode, seed=seed)
         _check("n_startup_trials", n_startup_trials, 0)
         _check("n_ei_candidates", n_ei_candidates, 1)
         _check("max_good", max_good, 1)
         _check("max_kernels", max_kernels, 1)
-        if startup not in ("sobol", "random"):
+        if startup not in ("lhs", "random"):
             raise ConfigError(
-                f"tuner_args: tpe needs startup to be 'sobol' or 'random', got {startup!r}"
+                f"tuner_args: tpe needs startup to be 'lhs' or 'random', got {startup!r}"
             )
         if not 0 < gamma <= 1:
             raise ConfigError(f"tuner_args: tpe needs 0 < gamma <= 1, got gamma={gamma!r}")
@@ -129,16 +131,11 @@ class TPETuner(Tuner):
     def _startup(self, number: int, rng: np.random.Generator) -> np.ndarray:
         if self.unit.d == 0:
             return np.zeros(0)
-        if self.startup == "random":
+        if self.startup == "lhs" and number < self.n_startup_trials:
+            design = latin_hypercube(self.rng(*_DESIGN_KEY), self.n_startup_trials, self.unit.d)
+            X = self.unit.mask_inactive(self.unit.snap(design[number : number + 1]))
+        else:
             X = self.unit.uniform(rng, 1)
-            return X[0] if not self.history.is_seen(X)[0] else self.history.unseen(rng, X[0])
-        sobol = qmc.Sobol(self.unit.d, scramble=True, seed=self.rng(*_SOBOL_KEY))
-        if number:
-            sobol.fast_forward(number)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            X = sobol.random(1)
-        X = self.unit.mask_inactive(self.unit.snap(X))
         if self.history.is_seen(X)[0]:
             return self.history.unseen(rng, X[0])
         return X[0]
@@ -153,15 +150,15 @@ class TPETuner(Tuner):
             rows = np.arange(C) if group.parent < 0 else group.active_rows(self.unit, Y)
             if rows.size == 0:
                 continue
-            l_rows, l_density = group.density(self, good[0])
-            _, g_density = group.density(self, bad[0])
+            l_rows, l_density = group.density(self, *good)
+            _, g_density = group.density(self, *bad)
             kernels = l_density.pick(rng, rows.size)
             if self.multivariate:
                 if carried is None:
                     carried = np.full(C, -1)
                     carried[rows] = np.append(l_rows, -1)[kernels]
                 else:
-                    position = np.full(len(good[0]) + 1, -1)
+                    position = np.full(len(good[1]) + 1, -1)
                     position[l_rows] = np.arange(l_rows.size)
                     inherited = position[carried[rows]]
                     kernels = np.where(inherited >= 0, inherited, kernels)
@@ -174,22 +171,41 @@ class TPETuner(Tuner):
         return Y[int(np.argmax(score))]
 
     def _split(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-        """``(X, number)`` of the good and the bad observations, each sorted by number."""
-        X, loss, number = self.history.succeeded()
-        n_good = min(math.ceil(self.gamma * len(loss)), self.max_good)
-        rank = np.lexsort((number, loss))
-        is_good = np.zeros(len(loss), dtype=bool)
-        is_good[rank[:n_good]] = True
-        bad_X, bad_n = [X[~is_good]], [number[~is_good]]
-        stopped_X, stopped_n = self.history.stopped()
-        bad_X.append(stopped_X)
-        bad_n.append(stopped_n)
+        """The good and the bad observations, each as ``(X, rows)`` sorted by trial number.
+
+        ``X`` holds every candidate point (the history's rows, then pending proposals) and
+        ``rows`` picks a density's observations from it; nothing of size ``n x d`` is copied,
+        so a proposal costs ``O(n)`` only in cheap one-dimensional steps.
+        """
+        X, loss, number, state = self.history.arrays()
+        ok = state == OK
+        n_ok = int(np.count_nonzero(ok))
+        n_good = min(math.ceil(self.gamma * n_ok), self.max_good)
+        key = np.where(ok, loss, np.inf)
+        good = _smallest(key, n_good)
+        usable = state != FAILED
+        usable[good] = False
+        bad = np.flatnonzero(usable)
         if self.constant_liar and self.history.pending:
-            bad_X.append(np.array(list(self.history.pending.values())))
-            bad_n.append(np.array(list(self.history.pending), dtype=np.int64))
-        BX, BN = np.vstack(bad_X), np.concatenate(bad_n)
-        o = np.argsort(BN, kind="stable")
-        return (X[is_good], number[is_good]), (BX[o], BN[o])
+            pending = np.array(list(self.history.pending.values()))
+            pending_numbers = np.fromiter(self.history.pending, np.int64, len(pending))
+            all_X = np.vstack([X, pending])
+            rows = np.concatenate([bad, len(X) + np.arange(len(pending))])
+            order = np.argsort(np.concatenate([number[bad], pending_numbers]), kind="stable")
+            return (X, good), (all_X, rows[order])
+        return (X, good), (X, bad)
+
+
+def _smallest(key: np.ndarray, k: int) -> np.ndarray:
+    """Rows of the ``k`` smallest keys (ties to the lower row), in row order."""
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if k >= len(key):
+        return np.arange(len(key))
+    kth = np.partition(key, k - 1)[k - 1]
+    below = np.flatnonzero(key < kth)
+    tied = np.flatnonzero(key == kth)[: k - below.size]
+    return np.sort(np.concatenate([below, tied]))
 
 
 class _Group:
@@ -207,22 +223,27 @@ class _Group:
         picked = np.minimum((np.nan_to_num(u) * k).astype(np.int64), k - 1)
         return np.flatnonzero(ok & (picked == self.option))
 
-    def density(self, tpe: TPETuner, X: np.ndarray) -> tuple[np.ndarray, Parzen]:
-        """The rows of ``X`` where this group is active, and their Parzen density."""
-        rows = np.flatnonzero(~np.isnan(X[:, self.cols[0]])) if len(X) else np.zeros(0, int)
-        weights = default_weights(rows.size)
-        if rows.size > tpe.max_kernels:
-            keep, scale = _thin(rows.size, tpe.max_kernels)
-            rows, weights = rows[keep], weights[keep] * scale
+    def density(self, tpe: TPETuner, X: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, Parzen]:
+        """The positions (in ``rows``) of the observations where this group is active, and
+        their Parzen density; ``rows`` of ``X`` are the observations, oldest first."""
+        # the densities need scipy.special, 0.2 s to import: loaded with the first model-based
+        # proposal, so that the start-up proposals need NumPy only
+        from hyperlab.tuners._tpe._parzen import Parzen, default_weights
+
+        active = np.flatnonzero(~np.isnan(X[rows, self.cols[0]])) if rows.size else rows
+        weights = default_weights(active.size)
+        if active.size > tpe.max_kernels:
+            keep, scale = _thin(active.size, tpe.max_kernels)
+            active, weights = active[keep], weights[keep] * scale
         density = Parzen(
             tpe.unit,
             self.cols,
-            X[np.ix_(rows, np.asarray(self.cols))],
+            X[np.ix_(rows[active], np.asarray(self.cols))],
             weights,
             prior_weight=tpe.prior_weight,
             bandwidth=tpe.bandwidth,
         )
-        return rows, density
+        return active, density
 
 
 def _thin(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
