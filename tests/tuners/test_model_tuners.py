@@ -155,6 +155,52 @@ def test_gp_beats_random_on_a_quadratic():
     assert gp < 1e-2 < rnd
 
 
+def test_gp_refit_grid_is_every_count_then_geometric():
+    from hyperlab.tuners._gp._tuner import _REFIT_EVERY_UNTIL, _REFIT_GROWTH, refit_count
+
+    grid = sorted({refit_count(n) for n in range(1, 2000)})
+    assert grid[:_REFIT_EVERY_UNTIL] == list(range(1, _REFIT_EVERY_UNTIL + 1))
+    ratios = np.diff(grid[_REFIT_EVERY_UNTIL - 1 :]) / grid[_REFIT_EVERY_UNTIL - 1 : -1]
+    assert np.allclose(ratios, _REFIT_GROWTH - 1, atol=0.01)
+    assert all(refit_count(g) == g for g in grid)
+    assert all(refit_count(n) <= n for n in range(1, 2000))
+
+
+@pytest.mark.parametrize("workers", [3, 5])
+def test_gp_replay_after_late_trials_proposes_the_same_next(workers, monkeypatch):
+    """Hyperparameters are fitted on a grid of trial counts and kept in between (here from 12
+    succeeded trials on): trials finishing late (1, 9 and 23 far longer than the rest) must not
+    make the tuner's next proposal differ from a fresh tuner's fed the history in number order.
+    Every 12 trials, once all have finished (no proposal pending), the two are compared."""
+    monkeypatch.setattr("hyperlab.tuners._gp._tuner._REFIT_EVERY_UNTIL", 12)
+    durations = np.random.default_rng(workers).exponential(1.0, 61)
+    durations[[1, 9, 23]] = 40.0
+    original = make("gp", seed=7)
+    running: list[tuple[float, Trial]] = []
+    observed: list[Trial] = []
+    mismatches, now = [], 0.0
+    for number in range(61):
+        drain = number % 12 == 0
+        while running and (drain or len(running) == workers):
+            running.sort(key=lambda r: r[0])
+            now, trial = running.pop(0)
+            original.observe(trial)
+            observed.append(trial)
+        params = original.suggest(number)
+        if drain:
+            replayed = make("gp", seed=7)
+            for trial in sorted(observed, key=lambda t: t.number):
+                replayed.observe(trial)
+            if replayed.suggest(number) != params:
+                mismatches.append(number)
+        failed = number % 7 == 3
+        value = None if failed else loss(params)
+        status = TrialStatus.FAILED if failed else TrialStatus.SUCCEEDED
+        running.append((now + durations[number], Trial("e", number, params, status, value=value)))
+    assert [t.number for t in observed] != sorted(t.number for t in observed)
+    assert not mismatches
+
+
 def test_anneal_narrows_towards_the_optimum():
     space = hs.SearchSpace({"x": hs.uniform(-5, 5)})
     proposals = drive(create_tuner("anneal", space, mode="min", seed=0), 100, lambda p: p["x"] ** 2)

@@ -1,38 +1,68 @@
 """Gaussian-process Bayesian optimisation with expected improvement (NNI's ``GPTuner``).
 
-After ``n_startup_trials`` scrambled-Sobol points, each proposal fits a GP (Matern-5/2, one
-length scale per coordinate, see :mod:`hyperlab.tuners._gp._gaussian_process`) to the succeeded
-trials in the unit-cube encoding and proposes the point of highest expected improvement: the
-best of ``n_candidates`` random points and perturbations of the best trials, refined with
-L-BFGS-B from the most promising few. Choices enter the kernel as categories (same option or
-not), randint and q-types as numbers rounded after optimisation, and sub-parameters of nested
-options not picked take a neutral value.
+After ``n_startup_trials`` quasi-random points (a randomly shifted Kronecker sequence, see
+:mod:`hyperlab.tuners._gp._sequence`), each proposal models the succeeded trials in the
+unit-cube encoding with a GP (Matern-5/2, one length scale per coordinate, see
+:mod:`hyperlab.tuners._gp._gaussian_process`) and proposes the point of highest expected
+improvement: the best of ``n_candidates`` random points and perturbations of the best trials,
+the most promising ``n_refine`` of them refined together with L-BFGS-B. Choices enter the kernel
+as categories (same option or not), randint and q-types as numbers rounded after optimisation,
+and sub-parameters of nested options not picked take a neutral value.
 
-Proposed trials not yet observed count as observed at the best value so far (a constant liar),
+Proposed trials not yet observed count as observed at the mean value so far (a constant liar),
 so concurrent proposals spread out; in a finite space no point is proposed twice while unseen
 points remain. The GP's cost grows as ``n^3``: at most ``max_points`` trials (the best half and
 the most recent rest) are modelled.
+
+Fitting the hyperparameters (maximising the marginal likelihood) costs far more than using them,
+and they change slowly as trials accumulate, so they are fitted to the first ``g`` succeeded
+trials (in number order) for ``g`` on a fixed grid: every count up to ``_REFIT_EVERY_UNTIL``, then
+counts growing by ``_REFIT_GROWTH``; the fit is kept until the grid's next count is reached, or
+redone if a trial finishing late changed those first ``g``. A proposal thus depends only on the
+seed, the trial number and the trials observed, as a replay after a crash requires.
 """
 
 from __future__ import annotations
 
-import warnings
+import hashlib
+import math
 from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.stats import qmc
 
 from hyperlab.errors import ConfigError, SearchSpaceError
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Mode, Trial
-from hyperlab.tuners._gp._gaussian_process import GaussianProcess, log_expected_improvement
+from hyperlab.tuners._gp._gaussian_process import (
+    GaussianProcess,
+    fit_hyperparameters,
+    log_expected_improvement,
+    prior_mode,
+)
+from hyperlab.tuners._gp._sequence import kronecker_point
 from hyperlab.tuners._history import History, UnitSpace, single_threaded_blas
 from hyperlab.tuners.base import Tuner
 
 __all__ = ["GPTuner"]
 
-_SOBOL_KEY = (2**32 - 1, 2)
+_STARTUP_KEY = (2**32 - 1, 2)
+_REFIT_EVERY_UNTIL = 100
+"""Up to this many succeeded trials, the hyperparameters are fitted for every proposal."""
+_REFIT_GROWTH = 1.1
+"""Beyond, they are refitted when the succeeded trials have grown by this factor."""
+_FIT_MAXITER = 50
+_REFINE_MAXITER = 100
+
+
+def refit_count(n: int) -> int:
+    """The largest count of the refit grid that is at most ``n`` (>= 1)."""
+    if n <= _REFIT_EVERY_UNTIL:
+        return n
+    g, k = _REFIT_EVERY_UNTIL, 1
+    while (following := math.floor(_REFIT_EVERY_UNTIL * _REFIT_GROWTH**k + 1e-9)) <= n:
+        g, k = following, k + 1
+    return g
 
 
 class GPTuner(Tuner):
@@ -53,8 +83,8 @@ class GPTuner(Tuner):
         mode: Mode | str = Mode.MIN,
         seed: int | None = None,
         n_startup_trials: int = 10,
-        n_candidates: int = 2000,
-        n_refine: int = 3,
+        n_candidates: int = 1000,
+        n_refine: int = 5,
         max_points: int = 300,
         max_dims: int = 40,
     ) -> None:
@@ -83,6 +113,9 @@ class GPTuner(Tuner):
         self.max_points = max_points
         self.history = History(self.unit, mode)
         self._cat = np.array([c.kind == "cat" for c in self.unit.coords], dtype=bool)
+        self._shift = self.rng(*_STARTUP_KEY).random(self.unit.d)
+        # the last hyperparameter fit: (the digest of the trials it was fitted to, its result)
+        self._fit: tuple[bytes, np.ndarray] | None = None
 
     def observe(self, trial: Trial) -> None:
         self.history.add(trial)
@@ -102,12 +135,7 @@ class GPTuner(Tuner):
     def _startup(self, number: int) -> np.ndarray:
         if self.unit.d == 0:
             return np.zeros(0)
-        sobol = qmc.Sobol(self.unit.d, scramble=True, seed=self.rng(*_SOBOL_KEY))
-        if number:
-            sobol.fast_forward(number)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            X = sobol.random(1)
+        X = kronecker_point(number, self._shift)[None, :]
         return self.unit.mask_inactive(self.unit.snap(X))[0]
 
     # ------------------------------------------------------------ the model
@@ -120,32 +148,45 @@ class GPTuner(Tuner):
             Z[:, j] = np.minimum(np.floor(Z[:, j] * k), k - 1)
         return Z
 
+    def _hyperparameters(self, X: np.ndarray, loss: np.ndarray, number: np.ndarray) -> np.ndarray:
+        """Hyperparameters fitted to the first ``refit_count(n)`` of the succeeded trials
+        ``(X, loss, number)`` (sorted by number), reused while those trials stay the same."""
+        g = refit_count(len(loss))
+        X, loss, number = X[:g], loss[:g], number[:g]
+        digest = hashlib.blake2b(number.tobytes() + loss.tobytes() + X.tobytes()).digest()
+        if self._fit is not None and self._fit[0] == digest:
+            return self._fit[1]
+        keep = self._subset(loss)
+        start = prior_mode(self.unit.d)
+        alt = start.copy()
+        alt[: self.unit.d] -= 1.0  # shorter length scales: a wigglier function
+        theta = fit_hyperparameters(
+            self._features(X[keep]), loss[keep], self._cat, [start, alt], maxiter=_FIT_MAXITER
+        )
+        self._fit = (digest, theta)
+        return theta
+
     def _model(self, rng: np.random.Generator) -> np.ndarray:
-        X, loss, _ = self.history.succeeded()
+        X, loss, number = self.history.succeeded()
+        theta = self._hyperparameters(X, loss, number)
         keep = self._subset(loss)
         X, loss = X[keep], loss[keep]
-        gp = GaussianProcess(self._features(X), loss, self._cat).fit()
-        best = float(gp.y.min())
-        if self.history.pending:  # constant liar: pending points at the best value
-            P = np.array(list(self.history.pending.values()))
-            Z = np.vstack([gp.X, self._features(P)])
-            gp.condition(Z, np.append(gp.y, np.full(len(P), best)), standardised=True)
+        pending = list(self.history.pending.values())
+        liars = self._features(np.array(pending)) if pending else None
+        gp = GaussianProcess(self._features(X), loss, self._cat, theta, liars=liars)
         C = self._candidates(rng, X, loss)
-        scores = log_expected_improvement(*gp.predict(self._features(C)), best)
-        seen = self.history.is_seen(C)
-        scores[seen] = -np.inf
-        order = np.argsort(-scores)[: self.n_refine]
+        scores = log_expected_improvement(*gp.predict(self._features(C)), gp.best)
+        scores[self.history.is_seen(C)] = -np.inf
+        order = np.argsort(-scores, kind="stable")[: max(self.n_refine, 1)]
         best_x, best_score = C[order[0]], scores[order[0]]
-        for i in order:
-            if not np.isfinite(scores[i]):
-                break
-            active = ~self._cat & ~np.isnan(C[i])  # the candidate's free coordinates
-            if not active.any():  # only choices are active (an option without numbers)
-                continue
-            x = self._refine(gp, C[i], active, best)
-            s = log_expected_improvement(*gp.predict(self._features(x[None, :])), best)[0]
-            if s > best_score and not self.history.is_seen(x[None, :])[0]:
-                best_x, best_score = x, s
+        starts = C[[i for i in order[: self.n_refine] if np.isfinite(scores[i])]]
+        if len(starts):
+            R = self._refine(gp, starts, gp.best)
+            refined = log_expected_improvement(*gp.predict(self._features(R)), gp.best)
+            refined[self.history.is_seen(R)] = -np.inf
+            i = int(np.argmax(refined))
+            if refined[i] > best_score:
+                best_x = R[i]
         return best_x
 
     def _subset(self, loss: np.ndarray) -> np.ndarray:
@@ -171,27 +212,29 @@ class GPTuner(Tuner):
         C = np.vstack([local, glob])
         return self.unit.mask_inactive(self.unit.snap(C))
 
-    def _refine(
-        self, gp: GaussianProcess, x0: np.ndarray, active: np.ndarray, best: float
-    ) -> np.ndarray:
-        """``x0`` moved by L-BFGS-B along its ``active`` coordinates (at least one: the active
-        non-categorical ones) to a local maximum of the expected improvement."""
-        z0 = self._features(x0[None, :])[0]
+    def _refine(self, gp: GaussianProcess, X0: np.ndarray, best: float) -> np.ndarray:
+        """The rows of ``X0`` moved to local maxima of the expected improvement along their
+        active non-categorical coordinates, all in one L-BFGS-B run (the sum of their log
+        expected improvements is separable); snapped onto the space."""
+        Z0 = self._features(X0)
+        free = ~self._cat[None, :] & ~np.isnan(X0)
+        if not free.any():  # only choices are active (options without numbers)
+            return X0.copy()
 
         def objective(v: np.ndarray) -> tuple[float, np.ndarray]:
-            z = z0.copy()
-            z[active] = v
-            value, grad = gp.log_ei_and_grad(z, best)
-            return -value, -grad[active]
+            Z = Z0.copy()
+            Z[free] = v
+            value, grad = gp.log_ei_and_grad(Z, best)
+            return -float(value.sum()), -grad[free]
 
         res = minimize(
             objective,
-            z0[active],
+            Z0[free],
             jac=True,
             method="L-BFGS-B",
-            bounds=[(0.0, 1.0)] * int(active.sum()),
-            options={"maxiter": 50},
+            bounds=[(0.0, 1.0)] * int(free.sum()),
+            options={"maxiter": _REFINE_MAXITER},
         )
-        x = x0.copy()
-        x[active] = res.x
-        return self.unit.mask_inactive(self.unit.snap(x[None, :]))[0]
+        X = X0.copy()
+        X[free] = res.x
+        return self.unit.mask_inactive(self.unit.snap(X))
