@@ -1,330 +1,236 @@
-"""Tuner quality: final simple regret on standard test functions, hyperlab against its peers.
+"""Tuner quality: regret and COCO-style success on a broad, standard suite, hyperlab against its
+peers.
 
-Minimises, sequentially and in this one run, five problems with every tuner and seed:
+What runs. Every contender minimises every selected problem once per seed, with the largest
+budget (default 200 trials); the best value so far is recorded after every finished trial, and
+the results at the smaller budgets (50, 100) are read off that trajectory. For tuners that do
+not know the budget (all of them here: hyperlab's, Optuna's samplers, hyperopt's suggest
+functions) this equals separate runs with each budget.
 
-=============  ==========================================================  =======
-problem        space                                                       trials
-=============  ==========================================================  =======
-branin         2 floats, x1 in [-5, 10], x2 in [0, 15]                      100
-hartmann6      6 floats in [0, 1]                                           300
-rosenbrock5    5 floats in [-5, 10]                                         100
-ackley5        5 floats in [-32.768, 32.768]                                100
-mixed          loguniform lr, uniform x, randint n, 4-level choice c       100
-=============  ==========================================================  =======
+Problems (90; ``--problems`` selects by name, family, ``bbob-d05``, ``bbob-f08`` or glob; the
+family ``mixed`` has a problem ``mixed``, selected alone as ``=mixed``):
 
-and prints, per problem and tuner, the median and interquartile range of the final simple regret
-(best value found minus the known optimum) over the seeds, and the median wall time of one run.
+- ``bbob``: COCO's BBOB suite (``cocoex``), 24 functions x dimensions 2, 5, 10 (``bbob-f01-d05``),
+  box [-5, 5]^d; seed s runs instance ``1 + s % 3`` (COCO's instances act as repetitions).
+- ``classic``: Branin, Goldstein-Price, Hartmann-3/6, Shekel-10, Michalewicz-5, Rosenbrock-5,
+  Ackley-5, Levy-6, Styblinski-Tang-6, with their known optima.
+- ``mixed``: integers, log scales, categoricals and nested (conditional) choices, two levels deep,
+  optima known by construction (``_quality/problems.py``).
+- ``sklearn``: SVC on breast_cancer, a conditional model choice (SVC / logistic regression /
+  k-NN / decision tree, each with its own parameters) on breast_cancer, elastic net with
+  polynomial features on diabetes; 3-fold CV; optimum unknown.
 
-Tuners: hyperlab's ``tpe``, ``gp``, ``cmaes``, ``anneal``, ``evolution`` and ``random``, driven
-directly through the tuner interface (the driver's ask/observe loop without a store, so wall time
-is the tuner's own); Optuna's ``TPESampler()`` (its default, multivariate in Optuna 5),
-``TPESampler(multivariate=False)`` and ``CmaEsSampler()`` (continuous problems only) through
-``study.optimize`` with in-memory storage; hyperopt's ``tpe.suggest`` and ``rand.suggest`` through
-``fmin``. Every tuner evaluates the same objective functions, with default arguments.
+Contenders (default arguments): hyperlab's ``tpe``, ``gp``, ``cmaes``, ``anneal``, ``evolution``,
+``random`` and ``auto`` (when registered), driven through the tuner interface; Optuna's
+``TPESampler()`` (``optuna-tpe``), ``TPESampler(multivariate=False)``, ``CmaEsSampler()`` and
+``GPSampler()`` (needs torch; reported unavailable without it); hyperopt's ``tpe`` and ``rand``.
+CMA-ES runs only on spaces without categorical or conditional parameters. ``--tuner-args
+tpe:gamma=0.2,bandwidth=1.0`` adds the variant ``tpe[bandwidth=1.0,gamma=0.2]``.
 
-    pip install -e ".[bench]"
-    python benchmarks/quality.py                      # the full run (long: hours on 2 cores)
-    python benchmarks/quality.py --seeds 3 --problems branin,mixed --tuners tpe,optuna-tpe
+What is reported (definitions in ``_quality/report.py``): per budget, COCO-style aggregated
+success (the fraction of (problem, target, run) triples whose regret reached the target; BBOB:
+COCO's 51 targets 10^{2..-8}; other problems: 41 targets log-spaced from the problem's scale,
+the median regret of a random draw, down to its floor), overall and per family, the mean log10
+ratio of median regrets to ``optuna-tpe`` and on how many problems a contender is no worse; the
+median regret per problem and contender (regret = best - optimum; scikit-learn: best - best
+value reached by any run); regrets below a floor count as equal (1e-8 on BBOB, 1e-8 x scale on
+the classic and mixed problems, the objective's resolution on scikit-learn); pairwise
+comparisons (``--versus``); and with ``--concurrency 1,4,8`` the regret of hyperlab's tuners
+(and Optuna's with ``--peer-concurrency``) with 4 or 8 proposals pending (a simulated parallel
+driver: trials finish first in, first out) over their sequential regret.
+
+Results are cached, one JSON line per run, in ``--out``: a run already there (same contender
+label, problem, seed, concurrency, a budget at least as large, and the same fingerprint: the
+tuner's source files for hyperlab, the library version for peers) is not run again unless
+``--fresh``; so editing one hyperlab tuner re-runs only that tuner.
+
+    pip install -e ".[bench]"    # + torch for Optuna's GPSampler (optuna-gp)
+    python benchmarks/quality.py --quick            # ~13 problems, 3 seeds, 50/100 trials
+    python benchmarks/quality.py                    # the full suite (see below)
+    python benchmarks/quality.py --problems bbob-d02,mixed --tuners tpe,optuna-tpe --seeds 5
+    python benchmarks/quality.py --tuners tpe,optuna-tpe --tuner-args tpe:gamma=0.2 \\
+        --seed-offset 100                           # tune on seeds 100..109, check on 0..9
+    python benchmarks/quality.py --tuners tpe,gp --concurrency 1,4,8
+    python benchmarks/quality.py --report-only --verbose --json summary.json
+
+Cost, measured on 2 cores shared with other work (so roughly): ``--quick`` (444 runs) takes
+about 2-3 minutes. The full suite is 900 runs per contender (90 problems x 10 seeds, 200 trials).
+CPU time per contender for it: hyperlab ``gp`` ~35 min, ``optuna-tpe-univariate`` ~17,
+``auto`` ~13, ``hyperopt-tpe`` ~12, ``optuna-tpe`` ~7, the others 1.5-4 (mostly the
+scikit-learn objectives): about 50 minutes on 2 cores for all of them (one seed took 5). Optuna's
+GP takes 12-23 s a run (~4 h of CPU), so everything together takes about 3 hours on 2 cores.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
-import math
+import json
+import os
+import subprocess
+import sys
 import time
-import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from hyperlab import space as hs
-from hyperlab.trial import Trial, TrialStatus
-from hyperlab.tuners import create_tuner
-
-# ---------------------------------------------------------------- problems
-
-
-@dataclass(frozen=True)
-class Param:
-    """One parameter, described once and translated for every library."""
-
-    name: str
-    kind: str  # "float", "logfloat", "int" (high inclusive) or "cat"
-    low: float = 0.0
-    high: float = 1.0
-    options: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Problem:
-    name: str
-    params: tuple[Param, ...]
-    f: Callable[[dict[str, Any]], float]
-    optimum: float
-    trials: int
-
-    @property
-    def continuous(self) -> bool:
-        return all(p.kind == "float" for p in self.params)
-
-
-def branin(p: dict[str, Any]) -> float:
-    x1, x2 = p["x1"], p["x2"]
-    b, c, t = 5.1 / (4 * math.pi**2), 5 / math.pi, 1 / (8 * math.pi)
-    return (x2 - b * x1**2 + c * x1 - 6) ** 2 + 10 * (1 - t) * math.cos(x1) + 10
-
-
-_H_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
-_H_A = np.array(
-    [
-        [10, 3, 17, 3.5, 1.7, 8],
-        [0.05, 10, 17, 0.1, 8, 14],
-        [3, 3.5, 1.7, 10, 17, 8],
-        [17, 8, 0.05, 10, 0.1, 14],
-    ]
+from _quality import report, runner
+from _quality.contenders import (
+    HYPERLAB,
+    HYPEROPT,
+    OPTUNA,
+    Contender,
+    fingerprint,
+    parse_args,
+    parse_label,
+    split_labels,
 )
-_H_P = 1e-4 * np.array(
-    [
-        [1312, 1696, 5569, 124, 8283, 5886],
-        [2329, 4135, 8307, 3736, 1004, 9991],
-        [2348, 1451, 3522, 2883, 3047, 6650],
-        [4047, 8828, 8732, 5743, 1091, 381],
-    ]
-)
+from _quality.suite import QUICK, problems, select
 
 
-def hartmann6(p: dict[str, Any]) -> float:
-    x = np.array([p[f"x{i}"] for i in range(6)])
-    return float(-(_H_ALPHA * np.exp(-(_H_A * (x - _H_P) ** 2).sum(axis=1))).sum())
+def contenders_from(args: argparse.Namespace) -> list[Contender]:
+    from hyperlab.tuners import tuner_names
 
-
-def rosenbrock(p: dict[str, Any]) -> float:
-    x = np.array([p[f"x{i}"] for i in range(len(p))])
-    return float((100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum())
-
-
-def ackley(p: dict[str, Any]) -> float:
-    x = np.array([p[f"x{i}"] for i in range(len(p))])
-    d = len(x)
-    return float(
-        -20 * math.exp(-0.2 * math.sqrt((x**2).sum() / d))
-        - math.exp(np.cos(2 * math.pi * x).sum() / d)
-        + 20
-        + math.e
-    )
-
-
-_SHIFT = {"a": -0.5, "b": 0.3, "c": 0.6, "d": 0.0}
-_PENALTY = {"a": 0.3, "b": 0.0, "c": 0.2, "d": 0.5}
-
-
-def mixed(p: dict[str, Any]) -> float:
-    """0 at lr=1e-3, x=0.3, n=7, c="b"; the best x depends on c."""
-    c = p["c"]
-    return (
-        (math.log10(p["lr"]) + 3) ** 2 / 4
-        + (p["x"] - _SHIFT[c]) ** 2
-        + ((p["n"] - 7) / 5) ** 2
-        + _PENALTY[c]
-    )
-
-
-def _floats(d: int, low: float, high: float) -> tuple[Param, ...]:
-    return tuple(Param(f"x{i}", "float", low, high) for i in range(d))
-
-
-PROBLEMS = {
-    p.name: p
-    for p in (
-        Problem(
-            "branin",
-            (Param("x1", "float", -5, 10), Param("x2", "float", 0, 15)),
-            branin,
-            0.397887357729738,
-            100,
-        ),
-        Problem("hartmann6", _floats(6, 0, 1), hartmann6, -3.32236801141551, 300),
-        Problem("rosenbrock5", _floats(5, -5, 10), rosenbrock, 0.0, 100),
-        Problem("ackley5", _floats(5, -32.768, 32.768), ackley, 0.0, 100),
-        Problem(
-            "mixed",
-            (
-                Param("lr", "logfloat", 1e-5, 1.0),
-                Param("x", "float", -1, 1),
-                Param("n", "int", 1, 19),
-                Param("c", "cat", options=("a", "b", "c", "d")),
-            ),
-            mixed,
-            0.0,
-            100,
-        ),
-    )
-}
-
-# ---------------------------------------------------------------- tuners
-
-
-def hyperlab_space(problem: Problem) -> hs.SearchSpace:
-    out: dict[str, hs.Parameter] = {}
-    for p in problem.params:
-        if p.kind == "float":
-            out[p.name] = hs.uniform(p.low, p.high)
-        elif p.kind == "logfloat":
-            out[p.name] = hs.loguniform(p.low, p.high)
-        elif p.kind == "int":
-            out[p.name] = hs.randint(int(p.low), int(p.high) + 1)
-        else:
-            out[p.name] = hs.choice(*p.options)
-    return hs.SearchSpace(out)
-
-
-def run_hyperlab(name: str, problem: Problem, seed: int) -> float:
-    tuner = create_tuner(name, hyperlab_space(problem), mode="min", seed=seed)
-    best = math.inf
-    for number in range(problem.trials):
-        params = tuner.suggest(number)
-        value = problem.f(params)
-        best = min(best, value)
-        tuner.observe(Trial("bench", number, params, status=TrialStatus.SUCCEEDED, value=value))
-    return best
-
-
-def run_optuna(sampler_name: str, problem: Problem, seed: int) -> float:
-    import optuna
-
-    optuna.logging.set_verbosity(logging.WARNING)
-    if sampler_name == "tpe":
-        sampler = optuna.samplers.TPESampler(seed=seed)
-    elif sampler_name == "tpe-univariate":
-        sampler = optuna.samplers.TPESampler(seed=seed, multivariate=False)
-    else:
-        sampler = optuna.samplers.CmaEsSampler(seed=seed)
-
-    def objective(trial: optuna.Trial) -> float:
-        params: dict[str, Any] = {}
-        for p in problem.params:
-            if p.kind in ("float", "logfloat"):
-                params[p.name] = trial.suggest_float(p.name, p.low, p.high, log=p.kind != "float")
-            elif p.kind == "int":
-                params[p.name] = trial.suggest_int(p.name, int(p.low), int(p.high))
-            else:
-                params[p.name] = trial.suggest_categorical(p.name, list(p.options))
-        return problem.f(params)
-
-    study = optuna.create_study(sampler=sampler)
-    study.optimize(objective, n_trials=problem.trials)
-    return study.best_value
-
-
-def run_hyperopt(algo_name: str, problem: Problem, seed: int) -> float:
-    from hyperopt import STATUS_OK, Trials, fmin, hp, rand, tpe
-
-    space: dict[str, Any] = {}
-    for p in problem.params:
-        if p.kind == "float":
-            space[p.name] = hp.uniform(p.name, p.low, p.high)
-        elif p.kind == "logfloat":
-            space[p.name] = hp.loguniform(p.name, math.log(p.low), math.log(p.high))
-        elif p.kind == "int":
-            space[p.name] = hp.randint(p.name, int(p.low), int(p.high) + 1)
-        else:
-            space[p.name] = hp.choice(p.name, list(p.options))
-
-    def objective(params: dict[str, Any]) -> dict[str, Any]:
-        params = {k: int(v) if isinstance(v, np.integer) else v for k, v in params.items()}
-        return {"loss": problem.f(params), "status": STATUS_OK}
-
-    trials = Trials()
-    algo = tpe.suggest if algo_name == "tpe" else rand.suggest
-    fmin(
-        objective,
-        space,
-        algo=algo,
-        max_evals=problem.trials,
-        trials=trials,
-        rstate=np.random.default_rng(seed),
-        show_progressbar=False,
-    )
-    return min(trials.losses())
-
-
-RUNNERS: dict[str, Callable[[Problem, int], float]] = {
-    "tpe": lambda pr, s: run_hyperlab("tpe", pr, s),
-    "gp": lambda pr, s: run_hyperlab("gp", pr, s),
-    "cmaes": lambda pr, s: run_hyperlab("cmaes", pr, s),
-    "anneal": lambda pr, s: run_hyperlab("anneal", pr, s),
-    "evolution": lambda pr, s: run_hyperlab("evolution", pr, s),
-    "random": lambda pr, s: run_hyperlab("random", pr, s),
-    "optuna-tpe": lambda pr, s: run_optuna("tpe", pr, s),
-    "optuna-tpe-univariate": lambda pr, s: run_optuna("tpe-univariate", pr, s),
-    "optuna-cmaes": lambda pr, s: run_optuna("cmaes", pr, s),
-    "hyperopt-tpe": lambda pr, s: run_hyperopt("tpe", pr, s),
-    "hyperopt-random": lambda pr, s: run_hyperopt("random", pr, s),
-}
-CONTINUOUS_ONLY = {"cmaes", "optuna-cmaes"}
-
-
-def applies(tuner: str, problem: Problem) -> bool:
-    return problem.continuous or tuner not in CONTINUOUS_ONLY
-
-
-# ---------------------------------------------------------------- main
-
-
-def _list(value: str, known: list[str], what: str) -> list[str]:
-    items = [v.strip() for v in value.split(",") if v.strip()]
-    unknown = [v for v in items if v not in known]
+    registered = set(tuner_names())
+    default = [t for t in HYPERLAB if t in registered] + list(OPTUNA) + list(HYPEROPT)
+    if args.quick and not args.tuners:
+        default.remove("optuna-gp")
+    labels = split_labels(args.tuners) if args.tuners else default
+    out = [parse_label(label) for label in labels]
+    for spec in args.tuner_args:
+        base, _, text = spec.partition(":")
+        out.append(Contender(base.strip(), parse_args(text)))
+    known = registered | set(OPTUNA) | set(HYPEROPT)
+    unknown = [c.label for c in out if c.base not in known]
     if unknown:
-        raise SystemExit(f"unknown {what} {unknown}; known: {', '.join(known)}")
-    return items
+        raise SystemExit(f"unknown contenders {unknown}; known: {', '.join(sorted(known))}")
+    unique = {c.label: c for c in out}
+    if "optuna-gp" in unique and not args.report_only and not _torch_ok():
+        print("optuna-gp: unavailable (torch does not import); left out", file=sys.stderr)
+        del unique["optuna-gp"]
+    return list(unique.values())
+
+
+def _torch_ok() -> bool:
+    check = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True)
+    return check.returncode == 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    add = parser.add_argument
+    add(
+        "--problems",
+        default="all",
+        help="names, families (bbob, classic, mixed, sklearn), bbob-d05, bbob-f08, globs, or "
+        "=name for the problem rather than the family of that name; comma-separated",
+    )
+    add("--tuners", default="", help="contender labels, comma-separated (default: all)")
+    add(
+        "--tuner-args",
+        action="append",
+        default=[],
+        metavar="TUNER:ARGS",
+        help="add a variant, e.g. tpe:gamma=0.2,bandwidth=1.0 or 'tpe:{\"gamma\": 0.2}'",
+    )
+    add("--seeds", type=int, default=10, help="seeds per problem (default 10)")
+    add("--seed-offset", type=int, default=0, help="first seed (default 0)")
+    add("--budgets", default="50,100,200", help="trial budgets (default 50,100,200)")
+    add("--concurrency", default="1", help="e.g. 1,4,8: proposals pending (hyperlab tuners)")
+    add("--peer-concurrency", action="store_true", help="run Optuna at concurrency > 1 too")
+    add("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    add(
+        "--quick",
+        action="store_true",
+        help=f"a representative subset: {len(QUICK)} problems, 3 seeds, budgets 50,100, "
+        "no optuna-gp",
+    )
+    add(
+        "--out",
+        type=Path,
+        default=runner.DEFAULT_OUT,
+        help=f"results cache (default {runner.DEFAULT_OUT})",
+    )
+    add("--fresh", action="store_true", help="re-run runs already in the cache")
+    add("--report-only", action="store_true", help="no runs: report from the cache")
+    add(
+        "--versus",
+        action="append",
+        default=[],
+        metavar="A,B[|C]",
+        help="compare A with B (or the best of B|C per problem); default tpe,optuna-tpe and "
+        "auto,optuna-tpe|optuna-cmaes",
+    )
+    add("--verbose", action="store_true", help="per-problem tables at every budget")
+    add("--json", type=Path, help="write the summary as JSON here")
+    return parser
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default 10)")
-    parser.add_argument("--problems", default=",".join(PROBLEMS), help="comma-separated")
-    parser.add_argument("--tuners", default=",".join(RUNNERS), help="comma-separated")
-    parser.add_argument("--trials", type=int, default=None, help="override every budget")
-    args = parser.parse_args()
-    problems = _list(args.problems, list(PROBLEMS), "problems")
-    tuners = _list(args.tuners, list(RUNNERS), "tuners")
-    warnings.filterwarnings("ignore")
+    args = _parser().parse_args()
+    if args.quick:
+        args.seeds = 3 if args.seeds == 10 else args.seeds
+        args.budgets = "50,100" if args.budgets == "50,100,200" else args.budgets
+    names = list(QUICK) if args.quick and args.problems == "all" else select(args.problems)
+    contenders = contenders_from(args)
+    budgets = sorted({int(b) for b in args.budgets.split(",")})
+    levels = sorted({int(c) for c in args.concurrency.split(",")})
+    seeds = range(args.seed_offset, args.seed_offset + args.seeds)
+    horizon = budgets[-1]
+    print(f"problems ({len(names)}): {', '.join(names) if len(names) < 20 else args.problems}")
+    print(f"contenders: {', '.join(c.label for c in contenders)}")
+    print(f"seeds {seeds.start}..{seeds.stop - 1}, budgets {budgets}, concurrency {levels}")
 
-    print(f"seeds 0..{args.seeds - 1}, sequential; regret = best found - known optimum")
-    summary: dict[tuple[str, str], float] = {}
-    for pname in problems:
-        problem = PROBLEMS[pname]
-        if args.trials:
-            problem = Problem(problem.name, problem.params, problem.f, problem.optimum, args.trials)
-        print(f"\n{problem.name} ({len(problem.params)}-D, {problem.trials} trials)")
-        print(f"  {'tuner':<22} {'median regret':>14} {'IQR (q25 .. q75)':>26} {'s/run':>8}")
-        for tname in tuners:
-            if not applies(tname, problem):
-                print(f"  {tname:<22} {'n/a (categorical)':>14}")
-                continue
-            regrets, times = [], []
-            for seed in range(args.seeds):
-                start = time.perf_counter()
-                best = RUNNERS[tname](problem, seed)
-                times.append(time.perf_counter() - start)
-                regrets.append(best - problem.optimum)
-            q25, med, q75 = np.percentile(regrets, [25, 50, 75])
-            summary[(pname, tname)] = float(med)
-            iqr = f"{q25:.4g} .. {q75:.4g}"
-            print(
-                f"  {tname:<22} {med:>14.4g} {iqr:>26} {np.median(times):>8.2f}",
-                flush=True,
-            )
-    if "tpe" in tuners and "optuna-tpe" in tuners:
-        print("\nhyperlab tpe / Optuna default TPE, median regret (<= 1 is as good or better):")
-        for pname in problems:
-            ours, theirs = summary.get((pname, "tpe")), summary.get((pname, "optuna-tpe"))
-            if ours is not None and theirs is not None:
-                ratio = ours / theirs if theirs > 0 else (1.0 if ours <= 0 else math.inf)
-                print(f"  {pname:<12} {ours:>10.4g} vs {theirs:>10.4g}  ratio {ratio:.2f}")
+    wanted = {
+        (c.label, n, s, k)
+        for c in contenders
+        for n in names
+        if c.applies(problems()[n])
+        for s in seeds
+        for k in levels
+        if k == 1 or c.concurrent(args.peer_concurrency)
+    }
+    stamps = {c.label: fingerprint(c) for c in contenders}
+    if args.report_only:
+        cached = runner.usable(args.out, wanted, horizon, None)
+        stale = len(cached) - len(runner.usable(args.out, wanted, horizon, stamps))
+        if stale:
+            print(f"note: {stale} of these runs were made with other code than the current")
+    else:
+        cached = {} if args.fresh else runner.usable(args.out, wanted, horizon, stamps)
+        todo = sorted(wanted - set(cached))
+        tasks = [
+            dict(zip(("contender", "problem", "seed", "concurrency"), key, strict=True))
+            | {"budget": horizon, "cost": runner.cost(key[0], key[1], horizon)}
+            for key in todo
+        ]
+        print(
+            f"runs: {len(wanted)} wanted, {len(cached)} cached, {len(tasks)} to run "
+            f"on {args.jobs} processes; results in {args.out}",
+            flush=True,
+        )
+        started = time.time()
+        errors = runner.execute(tasks, args.jobs, args.out, stamps)
+        print(f"ran {len(tasks)} runs in {runner.clock(time.time() - started)}, {errors} errors")
+        cached = runner.usable(args.out, wanted, horizon, stamps)
+    if len(cached) < len(wanted):
+        print(
+            f"note: {len(wanted) - len(cached)} of {len(wanted)} runs missing (not run, or failed)"
+        )
+
+    scales = runner.scales_for(names, args.out.with_suffix(".scales.json"))
+    res = report.Results(cached.values(), {n: problems()[n] for n in names}, scales, budgets)
+    labels = [c.label for c in contenders]
+    summary: dict[str, Any] = {"problems": names, "contenders": labels, "seeds": list(seeds)}
+    report.aggregate(res, labels, names, summary)
+    for b in budgets if args.verbose else [horizon]:
+        report.per_problem(res, labels, names, b, summary)
+    pairs = [(a, bs.split("|")) for a, _, bs in (v.partition(",") for v in args.versus)]
+    if not args.versus:
+        pairs = [("tpe", ["optuna-tpe"]), ("auto", ["optuna-tpe", "optuna-cmaes"])]
+    pairs = [(a, [b for b in bs if b in labels]) for a, bs in pairs if a in labels]
+    report.versus(res, [(a, bs) for a, bs in pairs if bs], names, summary)
+    report.concurrency(res, labels, levels, names, summary)
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=1, default=float))
 
 
 if __name__ == "__main__":
