@@ -22,8 +22,8 @@ def run(objective, space=None, **options):
 def test_float_objective_min_and_max():
     low = run(lambda p: p["x"], max_trials=20, seed=1)
     high = run(lambda p: p["x"], max_trials=20, seed=1, mode="max")
-    values = [t.value for t in low.trials]
-    assert low.best_value == min(values) and high.best_value == max(values)
+    assert low.best_value == min(t.value for t in low.trials)
+    assert high.best_value == max(t.value for t in high.trials)
     assert low.best_params == low.best_trial.params
     assert low.best_trial.status is TrialStatus.SUCCEEDED
 

@@ -24,7 +24,7 @@ def objective(params):
     time.sleep(0.01)
     return params["x"]
 hyperlab.run(objective, {"x": hyperlab.uniform(0, 1)}, max_trials=40, storage=":memory:",
-             progress=progress, executor="threads", concurrency=2)
+             progress=progress, executor="threads", concurrency=2, tuner="random")
 """
 
 

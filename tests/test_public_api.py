@@ -44,10 +44,14 @@ def test_every_package_lists_its_public_names_and_they_resolve():
             assert getattr(package, public) is not None, f"hyperlab.{name}.{public}"
 
 
-def test_tuners_package_is_light_until_a_model_tuner_is_used():
+def test_tuners_package_is_light_until_a_model_is_fitted():
+    """SciPy is imported by gp's module, and by tpe only with its first model-based proposal."""
     code = (
-        "import sys, hyperlab.tuners as t; before = 'scipy' in sys.modules; t.TPETuner; "
-        "print(before, 'scipy' in sys.modules)"
+        "import sys, hyperlab.tuners as t; from hyperlab import space as hs; "
+        "before = 'scipy' in sys.modules; "
+        "tpe = t.create_tuner('tpe', hs.SearchSpace({'x': hs.uniform(0, 1)}), mode='min', seed=0); "
+        "tpe.suggest(0); startup = 'scipy' in sys.modules; t.GPTuner; "
+        "print(before, startup, 'scipy' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "True"]
+    assert out.stdout.split() == ["False", "False", "True"]

@@ -109,7 +109,7 @@ class ExperimentOptions(BaseModel):
     name: str | None = None
     metric: str | None = None
     mode: Mode = Mode.MIN
-    tuner: str = "random"
+    tuner: str = "auto"
     tuner_args: dict[str, Any] = Field(default_factory=dict)
     assessor: str | None = None
     assessor_args: dict[str, Any] = Field(default_factory=dict)

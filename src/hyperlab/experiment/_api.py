@@ -37,7 +37,7 @@ def run(
     *,
     metric: str | None = None,
     mode: Mode | Literal["min", "max"] = Mode.MIN,
-    tuner: str | type[Tuner] | Tuner = "random",
+    tuner: str | type[Tuner] | Tuner = "auto",
     tuner_args: dict[str, Any] | None = None,
     assessor: str | type[Assessor] | None = None,
     assessor_args: dict[str, Any] | None = None,
@@ -69,10 +69,12 @@ def run(
             an NNI search-space JSON file.
         metric: Which reported metric is the objective; defaults to ``default`` or the only one.
         mode: ``"min"`` or ``"max"``.
-        tuner: A tuner name (``"random"``, ``"tpe"``, NNI's ``"TPE"``, ``"GridSearch"``...; see
-            ``hyperlab.tuners.tuner_names()``), a ``"package.module:Class"`` path, a ``Tuner``
-            subclass, or a ``Tuner`` instance built for this ``space`` and ``mode`` (it is
-            stored as it is before its first trial, so ``resume`` rebuilds it).
+        tuner: A tuner name (the default ``"auto"`` picks by the space and the trials so far,
+            see docs/tuners.md; ``"tpe"``, ``"gp"``, ``"random"``, NNI's ``"TPE"``,
+            ``"GridSearch"``...; see ``hyperlab.tuners.tuner_names()``), a
+            ``"package.module:Class"`` path, a ``Tuner`` subclass, or a ``Tuner`` instance built
+            for this ``space`` and ``mode`` (it is stored as it is before its first trial, so
+            ``resume`` rebuilds it).
         tuner_args: Keyword arguments for the tuner's constructor (not with an instance).
         assessor: Early stopping or a scheduler acting on the trials' intermediate reports:
             ``"median"``, ``"curvefit"``, ``"asha"``, ``"hyperband"``, ``"pbt"`` (NNI's

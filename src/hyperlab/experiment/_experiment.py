@@ -79,7 +79,7 @@ class Experiment:
         *,
         metric: str | None = None,
         mode: Mode | Literal["min", "max"] = Mode.MIN,
-        tuner: str | type[Tuner] | Tuner = "random",
+        tuner: str | type[Tuner] | Tuner = "auto",
         tuner_args: dict[str, Any] | None = None,
         assessor: str | type[Assessor] | None = None,
         assessor_args: dict[str, Any] | None = None,

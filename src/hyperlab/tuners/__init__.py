@@ -23,6 +23,7 @@ from hyperlab.tuners.base import (
 )
 
 _CLASSES = {
+    "AutoTuner": "hyperlab.tuners._auto",
     "BOHB": "hyperlab.tuners._bohb",
     "AnnealTuner": "hyperlab.tuners._anneal",
     "CMAESTuner": "hyperlab.tuners._cmaes",
@@ -37,6 +38,7 @@ __all__ = [
     "BOHB",
     "TUNERS",
     "AnnealTuner",
+    "AutoTuner",
     "CMAESTuner",
     "EvolutionTuner",
     "GPTuner",
@@ -67,6 +69,7 @@ def __dir__() -> list[str]:
 
 if _typing.TYPE_CHECKING:
     from hyperlab.tuners._anneal import AnnealTuner
+    from hyperlab.tuners._auto import AutoTuner
     from hyperlab.tuners._bohb import BOHB
     from hyperlab.tuners._cmaes import CMAESTuner
     from hyperlab.tuners._evolution import EvolutionTuner

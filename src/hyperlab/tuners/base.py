@@ -69,6 +69,7 @@ TUNERS: Registry[Tuner] = Registry(
     "tuner",
     Tuner,
     {
+        "auto": "hyperlab.tuners._auto:AutoTuner",
         "random": "hyperlab.tuners._random:RandomTuner",
         "grid": "hyperlab.tuners._grid:GridTuner",
         "tpe": "hyperlab.tuners._tpe:TPETuner",
