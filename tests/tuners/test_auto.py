@@ -13,6 +13,7 @@ from hyperlab import space as hs
 from hyperlab.errors import ConfigError
 from hyperlab.trial import Trial, TrialStatus
 from hyperlab.tuners import AutoTuner, create_tuner
+from hyperlab.tuners._auto import GP_DIMENSIONS
 
 NUMERIC = hs.SearchSpace(
     {"x": hs.uniform(-5, 5), "lr": hs.loguniform(1e-4, 1), "n": hs.randint(1, 9)}
@@ -46,6 +47,13 @@ def test_auto_uses_gp_first_on_a_numeric_space_then_cmaes() -> None:
     assert [tuner.choice(n) for n in (0, 14, 15, 500)] == ["gp", "gp", "cmaes", "cmaes"]
     tpe_after = create_tuner("auto", NUMERIC, mode="min", seed=0, args={"after_gp": "tpe"})
     assert [tpe_after.choice(n) for n in (99, 100)] == ["gp", "tpe"]
+
+
+def test_auto_skips_gp_beyond_its_dimensions() -> None:
+    wide = hs.SearchSpace({f"x{i}": hs.uniform(0, 1) for i in range(GP_DIMENSIONS + 1)})
+    tuner = create_tuner("auto", wide, mode="min", seed=0)
+    assert {tuner.choice(n) for n in (0, 50, 500)} == {"cmaes"}
+    assert tuner.suggest(0).keys() == set(wide.names)
 
 
 def test_auto_uses_tpe_throughout_when_the_space_has_a_choice() -> None:

@@ -4,11 +4,13 @@ The rule (chosen on the problems of ``benchmarks/quality.py``, see docs/tuners.m
 
 - A space with a choice (categorical or nested options) is searched with ``tpe`` throughout:
   TPE models unordered options and conditional sub-spaces directly.
-- A numeric space (floats, integers, q-types) is searched with ``gp`` for its first
+- A numeric space (floats, integers, q-types) of up to ``GP_DIMENSIONS`` dimensions is
+  searched with ``gp`` for its first
   ``gp_trials`` trials, where a Gaussian process makes the most of few trials, then with
   ``cmaes`` (``after_gp``), whose proposals stay cheap however long the run (a GP's cost grows
   as ``n^3``) and which converges precisely where the GP found the best region: it reads the
-  GP's trials as generations of injected points.
+  GP's trials as generations of injected points. A larger numeric space, where a GP's model
+  degrades (and its cost grows), uses ``cmaes`` from the start.
 
 Every sub-tuner observes every trial, so the one that takes over learns from all the trials
 before it. Which one proposes trial ``n`` depends only on the space and ``n``, so proposals
@@ -26,7 +28,10 @@ from hyperlab.trial import Mode, Trial
 from hyperlab.tuners._history import UnitSpace
 from hyperlab.tuners.base import Tuner, create_tuner
 
-__all__ = ["AutoTuner"]
+__all__ = ["GP_DIMENSIONS", "AutoTuner"]
+
+GP_DIMENSIONS = 20
+"""Numeric spaces of up to this many dimensions start with ``gp``."""
 
 
 class AutoTuner(Tuner):
@@ -54,7 +59,7 @@ class AutoTuner(Tuner):
             )
         unit = UnitSpace(space)
         numeric = unit.d > 0 and all(c.kind != "cat" for c in unit.coords)
-        self.gp_trials = gp_trials if numeric else 0
+        self.gp_trials = gp_trials if numeric and unit.d <= GP_DIMENSIONS else 0
         if after_gp not in ("cmaes", "tpe"):
             raise ConfigError(
                 f"tuner_args: auto needs after_gp to be 'cmaes' or 'tpe', got {after_gp!r}"
