@@ -40,7 +40,9 @@ def noop(params: dict) -> float:
 
 def run_hyperlab(trials: int, storage: str) -> float:
     start = time.perf_counter()
-    result = hyperlab.run(noop, SPACE, max_trials=trials, storage=storage, progress=False, seed=0)
+    result = hyperlab.run(
+        noop, SPACE, tuner="random", max_trials=trials, storage=storage, progress=False, seed=0
+    )
     assert result.best_params is not None
     elapsed = time.perf_counter() - start
     assert len(result.trials) == trials
