@@ -2,15 +2,16 @@
 
 The rule (chosen on the problems of ``benchmarks/quality.py``, see docs/tuners.md):
 
-- A space with a choice (categorical or nested options) is searched with ``tpe`` throughout:
-  TPE models unordered options and conditional sub-spaces directly.
-- A numeric space (floats, integers, q-types) of up to ``GP_DIMENSIONS`` dimensions is
-  searched with ``gp`` for its first
-  ``gp_trials`` trials, where a Gaussian process makes the most of few trials, then with
-  ``cmaes`` (``after_gp``), whose proposals stay cheap however long the run (a GP's cost grows
-  as ``n^3``) and which converges precisely where the GP found the best region: it reads the
-  GP's trials as generations of injected points. A larger numeric space, where a GP's model
-  degrades (and its cost grows), uses ``cmaes`` from the start.
+- A space of up to ``GP_DIMENSIONS`` unit-cube dimensions (nested ones included) is searched
+  with ``gp`` for its first ``gp_trials`` trials, where a Gaussian process makes the most of
+  few trials (its kernel treats options as categories; inactive sub-parameters take a neutral
+  value).
+- Then a numeric space (floats, integers, q-types) goes on with ``cmaes`` (``after_gp``), which
+  converges precisely where the GP found the best region (it reads the GP's trials as
+  generations of injected points), and a space with a choice with ``tpe``, which models options
+  and conditional sub-spaces directly; both stay cheap however long the run (a GP's cost grows
+  as ``n^3``).
+- A larger space, where a GP's model degrades, starts with that successor.
 
 Every sub-tuner observes every trial, so the one that takes over learns from all the trials
 before it. Which one proposes trial ``n`` depends only on the space and ``n``, so proposals
@@ -31,16 +32,17 @@ from hyperlab.tuners.base import Tuner, create_tuner
 __all__ = ["GP_DIMENSIONS", "AutoTuner"]
 
 GP_DIMENSIONS = 20
-"""Numeric spaces of up to this many dimensions start with ``gp``."""
+"""Spaces of up to this many unit-cube dimensions start with ``gp``."""
 
 
 class AutoTuner(Tuner):
-    """GP-BO for the first trials of numeric spaces, then CMA-ES; TPE for spaces with choices.
+    """GP-BO for the first trials, then CMA-ES (numeric spaces) or TPE (spaces with choices).
 
     Args:
-        gp_trials: Trials of a numeric space proposed by ``gp`` before ``after_gp`` takes
-            over; 0 uses ``after_gp`` from the start.
-        after_gp: The tuner of a numeric space after ``gp_trials``: ``"cmaes"`` or ``"tpe"``.
+        gp_trials: Trials proposed by ``gp`` before its successor takes over; 0 starts with
+            the successor.
+        after_gp: The successor in a numeric space: ``"cmaes"`` or ``"tpe"`` (a space with a
+            choice always goes on with ``tpe``).
     """
 
     def __init__(
@@ -59,7 +61,7 @@ class AutoTuner(Tuner):
             )
         unit = UnitSpace(space)
         numeric = unit.d > 0 and all(c.kind != "cat" for c in unit.coords)
-        self.gp_trials = gp_trials if numeric and unit.d <= GP_DIMENSIONS else 0
+        self.gp_trials = gp_trials if 0 < unit.d <= GP_DIMENSIONS else 0
         if after_gp not in ("cmaes", "tpe"):
             raise ConfigError(
                 f"tuner_args: auto needs after_gp to be 'cmaes' or 'tpe', got {after_gp!r}"
