@@ -26,23 +26,19 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.optimize import minimize
 
 from hyperlab.errors import ConfigError, SearchSpaceError
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Mode, Trial
-from hyperlab.tuners._gp._gaussian_process import (
-    GaussianProcess,
-    fit_hyperparameters,
-    log_expected_improvement,
-    prior_mode,
-)
 from hyperlab.tuners._gp._sequence import kronecker_point
 from hyperlab.tuners._history import History, UnitSpace, single_threaded_blas
 from hyperlab.tuners.base import Tuner
+
+if TYPE_CHECKING:
+    from hyperlab.tuners._gp._gaussian_process import GaussianProcess
 
 __all__ = ["GPTuner"]
 
@@ -156,6 +152,8 @@ class GPTuner(Tuner):
         digest = hashlib.blake2b(number.tobytes() + loss.tobytes() + X.tobytes()).digest()
         if self._fit is not None and self._fit[0] == digest:
             return self._fit[1]
+        from hyperlab.tuners._gp._gaussian_process import fit_hyperparameters, prior_mode
+
         keep = self._subset(loss)
         start = prior_mode(self.unit.d)
         alt = start.copy()
@@ -167,6 +165,10 @@ class GPTuner(Tuner):
         return theta
 
     def _model(self, rng: np.random.Generator) -> np.ndarray:
+        # the model needs SciPy (about 0.2 s to import): loaded with the first model-based
+        # proposal, so that a run's start-up proposals need NumPy only
+        from hyperlab.tuners._gp._gaussian_process import GaussianProcess, log_expected_improvement
+
         X, loss, number = self.history.succeeded()
         theta = self._hyperparameters(X, loss, number)
         keep = self._subset(loss)
@@ -220,6 +222,8 @@ class GPTuner(Tuner):
         free = ~self._cat[None, :] & ~np.isnan(X0)
         if not free.any():  # only choices are active (options without numbers)
             return X0.copy()
+
+        from scipy.optimize import minimize
 
         def objective(v: np.ndarray) -> tuple[float, np.ndarray]:
             Z = Z0.copy()
