@@ -42,6 +42,7 @@ __all__ = [
     "ExperimentOptions",
     "GpuConfig",
     "Registry",
+    "ResearchOptions",
     "TrialConfig",
     "check_arguments",
     "class_path",
@@ -97,6 +98,27 @@ class GpuConfig(BaseModel):
     max_trials_per_gpu: int = 1
 
 
+class ResearchOptions(BaseModel):
+    """What makes an experiment a research (``hyperlab.Research``): its units, iterations and
+    how its configs are spread. Each trial of a research is one config x repetition; its params
+    are the config's aliases (see ``hyperlab.research.Domain``) plus ``repetition``, and each of
+    its reports is one iteration (``step``) holding the variables saved in it (``save_to``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n_iters: int | None = Field(default=None, ge=1)
+    n_configs: int | None = Field(default=None, ge=1)
+    n_reps: int = Field(default=1, ge=1)
+    repeat_each: int | None = Field(default=None, ge=1)
+    workers: int = Field(default=1, ge=1)
+    branches: int = Field(default=1, ge=1)
+    units: list[str] = Field(default_factory=list)
+    variables: list[str] = Field(default_factory=list)
+    config_keys: list[str] = Field(default_factory=list)
+    profile: bool = False
+    domain: str = ""
+
+
 def _duration_field(cls: type, value: Any, info: ValidationInfo) -> float | None:
     return parse_duration(value, info.field_name or "duration")
 
@@ -126,6 +148,7 @@ class ExperimentOptions(BaseModel):
     gpus: GpuConfig | None = None
     working_dir: str | None = None
     max_log_bytes: int | None = Field(default=DEFAULT_MAX_LOG_BYTES, ge=MIN_MAX_LOG_BYTES)
+    research: ResearchOptions | None = None
 
     _durations = field_validator("max_duration", "trial_timeout", mode="before")(_duration_field)
 
