@@ -171,6 +171,7 @@ def test_a_version_1_store_is_migrated_when_first_opened(persistent_storage: str
         conn.execute(text("ALTER TABLE trials DROP COLUMN source"))  # version 3's
         conn.execute(text("ALTER TABLE experiments DROP COLUMN server_url"))
         conn.execute(text("ALTER TABLE controls DROP COLUMN trial"))
+        conn.execute(text("ALTER TABLE experiments DROP COLUMN environment"))  # version 5's
         conn.execute(text("DROP TABLE imported"))
         conn.execute(
             text("UPDATE experiments SET config = :c"),
@@ -194,6 +195,7 @@ def test_a_version_1_store_is_migrated_when_first_opened(persistent_storage: str
     assert migrated.get_control(done_bad).outcome == ControlOutcome.rejected("gone")
     assert len(migrated.pending_controls("exp00001")) == 1
     assert rec.server_url is None and migrated.get_imported("exp00001") == []
+    assert rec.environment is None
     migrated.close()
     with create_engine(resolve_storage(persistent_storage).url).connect() as conn:
         version = conn.execute(text("SELECT value FROM hyperlab_meta")).scalar()

@@ -208,4 +208,5 @@ def _add_routes(app: FastAPI) -> None:
             counts=counts,
             best=best,
             change_cursor=cursor,
+            environment=record.environment,
         )

@@ -112,6 +112,12 @@ class ExperimentOut(BaseModel):
         description="The id of the newest trial status change: poll "
         "/changes?after=<it> for what changes next.",
     )
+    environment: dict[str, Any] | None = Field(
+        default=None,
+        description="Where it was created: git commit, branch, status and diff, installed "
+        "packages, Python, platform, host, CPUs and GPUs; null for experiments created before "
+        "hyperlab recorded it.",
+    )
 
 
 class ReportOut(BaseModel):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -86,6 +86,9 @@ class ExperimentRecord:
             resumes (what ``max_duration`` limits), as of the last heartbeat.
         server_url: Where the driver that runs it (or ran it last) serves the REST API and
             the dashboard, if it does.
+        environment: Where it was created: git state, installed packages, Python, machine
+            and GPUs (see ``hyperlab.environment``); None for experiments created before
+            hyperlab recorded it. Left out of ``repr`` (it holds a diff and every package).
     """
 
     id: str
@@ -109,6 +112,7 @@ class ExperimentRecord:
     lease_expires_at: float | None = None
     elapsed: float = 0.0
     server_url: str | None = None
+    environment: dict[str, Any] | None = field(default=None, repr=False)
 
     def driver_alive(self, now: float | None = None) -> bool:
         """True while a driver holds a live lease on the experiment, so that it will apply

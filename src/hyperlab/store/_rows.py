@@ -51,6 +51,7 @@ def experiment_row(rec: ExperimentRecord) -> dict[str, Any]:
         "heartbeat_at": rec.heartbeat_at,
         "elapsed": rec.elapsed,
         "server_url": rec.server_url,
+        "environment": rec.environment,
     }
 
 
@@ -93,6 +94,7 @@ def record_from_row(row: Any, where: str) -> ExperimentRecord:
         lease_expires_at=row.lease_expires_at,
         elapsed=float(row.elapsed or 0.0),
         server_url=row.server_url,
+        environment=row.environment,
     )
 
 

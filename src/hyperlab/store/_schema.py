@@ -42,7 +42,7 @@ __all__ = [
     "trials",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Bumped whenever a table changes; a newer database refuses to open with older code, and an
 older one is migrated when first opened (see ``_MIGRATIONS``)."""
 
@@ -92,6 +92,7 @@ experiments = Table(
     Column("lease_expires_at", Double),  # since version 2
     Column("elapsed", Double),  # since version 2: experiment time spent so far (seconds)
     Column("server_url", Text),  # since version 3: where its driver serves the REST API
+    Column("environment", JSON(none_as_null=True)),  # since version 5: where it was created
     Index("ix_experiments_created_at", "created_at"),
 )
 
@@ -302,4 +303,10 @@ def _v3_to_v4(conn: Connection) -> int:
     return 4
 
 
-_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+def _v4_to_v5(conn: Connection) -> int:
+    """Experiments record the environment they were created in (NULL for older ones)."""
+    _add_column(conn, experiments, "environment")
+    return 5
+
+
+_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}

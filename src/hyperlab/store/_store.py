@@ -200,6 +200,7 @@ class Store(ApiReads):
         row = experiment_row(rec)
         dumps(row["config"])  # a TypeError here, not a StoreError later
         dumps(rec.space)
+        dumps(rec.environment)
         with self._write("create experiment") as conn:
             try:
                 conn.execute(insert(experiments).values(row))

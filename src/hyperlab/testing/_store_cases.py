@@ -112,6 +112,7 @@ class RecordCases:
             driver_host="node-1",
             driver_pid=4242,
             heartbeat_at=1_700_000_001.75,
+            environment={"git": {"commit": "3dd6470f", "diff": "+é\n"}, "packages": ["a==1"]},
         )
         store.create_experiment(rec)
         assert store.get_experiment("abc12345") == rec
