@@ -5,9 +5,11 @@ from __future__ import annotations
 import time
 from collections import deque
 
-from hyperlab.executors._run import make_context, run_trial
-from hyperlab.executors.base import Executor, Reported, Started, Stopped, TrialSpec
-from hyperlab.reporting import TrialContext
+from hyperlab.executors._local import run_here
+from hyperlab.executors._routing import ROUTER
+from hyperlab.executors._run import make_context
+from hyperlab.executors.base import Executor, Listener, Reported, Started, Stopped, TrialSpec
+from hyperlab.reporting import TrialContext, activate, deactivate
 
 __all__ = ["InProcessExecutor"]
 
@@ -19,6 +21,11 @@ class InProcessExecutor(Executor):
     stop takes effect at the trial's next ``report``. ``trial_timeout`` is enforced at
     ``report`` too (a trial that never reports cannot be interrupted). ``Ctrl-C`` propagates
     to the driver, which records the trial as USER_CANCELED.
+
+    With ``devices.memory_check``, the wait for a trial's devices' memory happens in ``poll``
+    too (the driver's thread: nothing else runs meanwhile). While it is open, what a trial
+    writes through ``sys.stdout`` and ``sys.stderr`` goes to its ``stdout.log`` and
+    ``stderr.log``, as with ``threads`` (see ``hyperlab.executors._routing``).
     """
 
     name = "inprocess"
@@ -28,10 +35,17 @@ class InProcessExecutor(Executor):
         super().__init__(objective, **options)
         self._queue: deque[TrialSpec] = deque()
         self._ctx: TrialContext | None = None
+        self._routing = False  # whether this executor holds the output router open
 
     @property
     def running(self) -> int:
         return len(self._queue) + (self._ctx is not None)
+
+    def open(self, listener: Listener) -> None:
+        super().open(listener)
+        if not self._routing:
+            ROUTER.open()
+            self._routing = True
 
     def submit(self, spec: TrialSpec) -> None:
         self._queue.append(self.place(spec))
@@ -46,14 +60,22 @@ class InProcessExecutor(Executor):
         number = spec.number
 
         def emit(step: int, metrics: dict) -> None:
-            listener(Reported(number, time.time(), step, metrics))
+            token = activate(None)  # the driver's own output, while it takes the report
+            try:
+                listener(Reported(number, time.time(), step, metrics))
+            finally:
+                deactivate(token)
 
-        deadline = None if self.trial_timeout is None else time.monotonic() + self.trial_timeout
-        ctx = make_context(spec, emit, deadline=deadline)
+        ctx = make_context(spec, emit)
+
+        def started() -> None:
+            if self.trial_timeout is not None:
+                ctx.deadline = time.monotonic() + self.trial_timeout
+            listener(Started(number, time.time()))
+
         self._ctx = ctx
         try:
-            listener(Started(number, time.time()))
-            end = run_trial(self.objective, ctx)
+            end = run_here(self, spec, ctx, started)
         finally:
             self._ctx = None
         listener(end)
@@ -71,3 +93,6 @@ class InProcessExecutor(Executor):
     def close(self) -> None:
         while self._queue:
             self.stop(self._queue[0].number)
+        if self._routing:
+            ROUTER.close()
+            self._routing = False

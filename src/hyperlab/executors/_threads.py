@@ -6,12 +6,15 @@ import queue
 import threading
 import time
 
-from hyperlab.executors._run import make_context, run_trial
+from hyperlab.executors._local import run_here
+from hyperlab.executors._routing import ROUTER
+from hyperlab.executors._run import make_context
 from hyperlab.executors.base import (
     END_EVENTS,
     Event,
     Executor,
     Failed,
+    Listener,
     Reported,
     Started,
     Stopped,
@@ -35,6 +38,13 @@ class ThreadExecutor(Executor):
     ``CUDA_VISIBLE_DEVICES`` is process-wide, so it is left alone, and the indices are the
     devices as this process sees them (use ``torch.device(f"cuda:{trial_devices()[0]}")``).
     A timed-out trial's devices are released at its deadline even if its thread runs on.
+    With ``devices.memory_check``, a trial's thread waits for its devices' memory before the
+    trial starts (``trial_timeout`` counts from then).
+
+    While it is open, ``sys.stdout`` and ``sys.stderr`` send what each trial writes through
+    them to its ``stdout.log`` and ``stderr.log``; output written below them (C code, child
+    processes) or by threads a trial starts still goes to the driver's streams (see
+    ``hyperlab.executors._routing``).
     """
 
     name = "threads"
@@ -45,10 +55,17 @@ class ThreadExecutor(Executor):
         self._active: dict[int, TrialContext] = {}
         self._deadlines: dict[int, float] = {}
         self._threads: dict[int, threading.Thread] = {}
+        self._routing = False  # whether this executor holds the output router open
 
     @property
     def running(self) -> int:
         return len(self._active)
+
+    def open(self, listener: Listener) -> None:
+        super().open(listener)
+        if not self._routing:
+            ROUTER.open()
+            self._routing = True
 
     def submit(self, spec: TrialSpec) -> None:
         spec = self.place(spec)
@@ -60,19 +77,19 @@ class ThreadExecutor(Executor):
 
         ctx = make_context(spec, emit)
         self._active[number] = ctx
-        if self.trial_timeout is not None:
-            self._deadlines[number] = time.monotonic() + self.trial_timeout
         thread = threading.Thread(
-            target=self._work, args=(ctx,), name=f"hyperlab-trial-{number}", daemon=True
+            target=self._work, args=(spec, ctx), name=f"hyperlab-trial-{number}", daemon=True
         )
         self._threads[number] = thread
         thread.start()
 
-    def _work(self, ctx: TrialContext) -> None:
-        self._events.put(Started(ctx.number, time.time()))
+    def _work(self, spec: TrialSpec, ctx: TrialContext) -> None:
+        def started() -> None:
+            self._events.put(Started(ctx.number, time.time()))
+
         end: TrialEnd
         try:
-            end = run_trial(self.objective, ctx)
+            end = run_here(self, spec, ctx, started)
         except BaseException as exc:  # SystemExit / KeyboardInterrupt raised by trial code
             end = Failed(ctx.number, time.time(), f"{type(exc).__name__}: {exc}")
         self._events.put(end)
@@ -95,6 +112,9 @@ class ThreadExecutor(Executor):
     def _deliver(self, event: Event) -> None:
         if event.number not in self._active:
             return  # a trial that was already failed for its timeout
+        if isinstance(event, Started) and self.trial_timeout is not None:
+            since = max(0.0, time.time() - event.time)
+            self._deadlines[event.number] = time.monotonic() - since + self.trial_timeout
         if isinstance(event, END_EVENTS):
             del self._active[event.number]
             self._deadlines.pop(event.number, None)
@@ -123,3 +143,6 @@ class ThreadExecutor(Executor):
         self.poll(0)
         for number in list(self._active):  # ignored the stop request: abandon the thread
             self._deliver(Stopped(number, time.time()))
+        if self._routing:
+            ROUTER.close()
+            self._routing = False

@@ -9,6 +9,11 @@ An executor given a ``DevicePool`` acquires devices when it starts a trial, hand
 trial (``CUDA_VISIBLE_DEVICES`` for command and process trials, ``hyperlab.trial_devices()``
 everywhere) and releases them when the trial ends; while no device is free, its
 ``free_slots`` is 0 and the next trial waits.
+
+With a ``MemoryCheck`` (``gpus.memory_ratio``), the ``processes``, ``threads`` and
+``inprocess`` executors also wait, before a trial starts, until its devices have that much of
+their memory free, and warn about a trial that did not give memory back (see
+``hyperlab.executors._gpu_memory``).
 """
 
 from __future__ import annotations
@@ -18,10 +23,25 @@ import subprocess
 from collections.abc import Iterable, Sequence
 
 from hyperlab.errors import ConfigError
+from hyperlab.executors._gpu_memory import (
+    NVIDIA_SMI_TIMEOUT,
+    GpuMemory,
+    GpuWatch,
+    MemoryCheck,
+    gpu_memory,
+    leaked_memory,
+    wait_for_free_memory,
+)
 
-__all__ = ["DevicePool", "detect_gpus"]
-
-NVIDIA_SMI_TIMEOUT = 10.0
+__all__ = [
+    "DevicePool",
+    "GpuMemory",
+    "MemoryCheck",
+    "detect_gpus",
+    "gpu_memory",
+    "leaked_memory",
+    "wait_for_free_memory",
+]
 
 
 class DevicePool:
@@ -32,6 +52,8 @@ class DevicePool:
             preference when loads are equal.
         per_trial: How many devices each trial holds.
         max_trials_per_gpu: How many trials may share one device at once.
+        memory_check: How much of its devices' memory must be free before a trial starts
+            there, or None not to look.
 
     Raises:
         ConfigError: An index is not a non-negative integer or appears twice, no index is
@@ -43,7 +65,12 @@ class DevicePool:
     """
 
     def __init__(
-        self, indices: Sequence[int], per_trial: int = 1, max_trials_per_gpu: int = 1
+        self,
+        indices: Sequence[int],
+        per_trial: int = 1,
+        max_trials_per_gpu: int = 1,
+        *,
+        memory_check: MemoryCheck | None = None,
     ) -> None:
         self.indices = _check_indices(indices)
         self.per_trial = _check_count("gpus.per_trial", per_trial)
@@ -53,13 +80,24 @@ class DevicePool:
                 f"gpus.per_trial: {per_trial} devices per trial is more than the "
                 f"{len(self.indices)} in gpus.indices={list(self.indices)}"
             )
+        self.memory_check = memory_check
         self._load = dict.fromkeys(self.indices, 0)
 
     def __repr__(self) -> str:
         return (
             f"DevicePool({list(self.indices)}, per_trial={self.per_trial}, "
-            f"max_trials_per_gpu={self.max_trials_per_gpu})"
+            f"max_trials_per_gpu={self.max_trials_per_gpu}"
+            + ("" if self.memory_check is None else f", memory_check={self.memory_check!r}")
+            + ")"
         )
+
+    @property
+    def watch(self) -> GpuWatch | None:
+        """What executors do around each trial for ``memory_check`` (None without one); leaks
+        are looked for only when trials do not share devices."""
+        if self.memory_check is None:
+            return None
+        return GpuWatch(self.memory_check, leaks=self.max_trials_per_gpu == 1)
 
     @property
     def load(self) -> dict[int, int]:

@@ -46,6 +46,7 @@ from hyperlab.executors._command._orphans import (
     with_exit_status,
 )
 from hyperlab.executors._command._run import CHANNEL_FILE, CommandRun, Ending, parse_line, tail
+from hyperlab.executors._output import LogTail, check_logs, echo_tails, finish_logs
 from hyperlab.executors.base import (
     Executor,
     Failed,
@@ -135,7 +136,9 @@ class CommandExecutor(Executor):
     its last bytes, with a line between them saying how many were dropped: while the trial
     runs (its size is looked at twice a second) and once more when it ends, so the final file
     holds at most ``max_log_bytes`` of output plus that line. A few bytes written while a
-    trim copies the tail may be lost; see ``hyperlab.executors._command._logs``.
+    trim copies the tail may be lost; see ``hyperlab.executors._command._logs``. With
+    ``echo_output``, the driver also echoes the lines the command appends to its logs to its
+    own stdout and stderr, each prefixed with ``[trial N] ``.
 
     A driver killed by SIGKILL cannot clean up: its command trials then run on to their end,
     and the driver that resumes the experiment ``adopt``s those still running (or ended with
@@ -156,6 +159,7 @@ class CommandExecutor(Executor):
         self._pending: list[Started | Failed] = []  # started, or failed to: delivered by poll
         self._pythonpath: str | None = None
         self._links: str | None = None  # the folder of symlinks we made, removed by close
+        self._echoes: dict[int, list[LogTail]] = {}  # with echo_output: each run's two logs
 
     @classmethod
     def check_objective(cls, objective: Any) -> None:
@@ -211,11 +215,14 @@ class CommandExecutor(Executor):
         resumed = self._resumes(spec, folder)  # a resumed paused trial keeps its earlier output
         outputs: list[int] = []  # the trial's stdout and stderr, appended to (see _logs)
         logs: list[CappedLog] = []
+        echoes: list[LogTail] = []
         try:
             for name in (STDOUT_FILE, STDERR_FILE):
                 outputs.append((_open_to_append if resumed else open_for_trial)(folder / name))
                 if self.max_log_bytes is not None:
                     logs.append(CappedLog(folder / name, self.max_log_bytes))
+            if self.echo_output:
+                echoes = echo_tails([folder / STDOUT_FILE, folder / STDERR_FILE], spec.number)
             process = subprocess.Popen(
                 with_exit_status(self.objective.command, folder, spec.attempt),
                 shell=True,
@@ -227,17 +234,21 @@ class CommandExecutor(Executor):
                 start_new_session=True,
             )
         except BaseException:
+            finish_logs([], echoes)
             for log in logs:
                 log.close()
             raise
         finally:
             for fd in outputs:
                 os.close(fd)
+        if echoes:
+            self._echoes[spec.number] = echoes
         record_group(folder, process.pid, attempt=spec.attempt)
         self._pending.append(Started(spec.number, time.time()))
         try:
             return CommandRun(spec, folder, process, logs)
         except OSError:
+            finish_logs([], self._echoes.pop(spec.number, ()))
             for log in logs:
                 log.close()
             with contextlib.suppress(OSError):
@@ -282,6 +293,9 @@ class CommandExecutor(Executor):
         if self.trial_timeout is not None:
             run.deadline = time.monotonic() + self.trial_timeout - (time.time() - group.started_at)
         self._runs[spec.number] = run
+        if self.echo_output:  # from where the logs are now
+            paths = [folder / STDOUT_FILE, folder / STDERR_FILE]
+            self._echoes[spec.number] = echo_tails(paths, spec.number)
         return group.started_at
 
     def _attach(
@@ -482,8 +496,8 @@ class CommandExecutor(Executor):
         if run.ending is not None and not stuck and run.group_alive():
             return False
         self._read_channel(run)
-        for log in run.logs:  # within the cap now, before the error quotes stderr's end
-            log.finish()
+        # within the cap now, before the error quotes stderr's end
+        finish_logs(run.logs, self._echoes.pop(run.spec.number, ()))
         run.close()
         if not stuck:  # its end is seen and its group gone: nothing to adopt or stop later
             (run.folder / GROUP_FILE).unlink(missing_ok=True)
@@ -540,8 +554,7 @@ class CommandExecutor(Executor):
         """Trim the logs grown past ``max_log_bytes`` (each looks at its size twice a second)."""
         now = time.monotonic()
         for run in self._runs.values():
-            for log in run.logs:
-                log.check(now)
+            check_logs(run.logs, self._echoes.get(run.spec.number, ()), now)
 
     def _kill(self, run: CommandRun) -> None:
         run.signal(signal.SIGKILL)
@@ -567,6 +580,7 @@ class CommandExecutor(Executor):
         """
         for run in self._runs.values():
             run.close()
+            finish_logs([], self._echoes.pop(run.spec.number, ()))
         self._runs.clear()
         self._pending.clear()
 
