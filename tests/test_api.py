@@ -133,7 +133,17 @@ def test_continue_on_failure_false_ends_at_first_failure():
     def objective(params):
         raise RuntimeError("boom")
 
-    _, result = failed_run(objective, max_trials=10, continue_on_failure=False)
+    exp = hyperlab.Experiment(
+        objective,
+        {"x": hs.uniform(0, 1)},
+        max_trials=10,
+        continue_on_failure=False,
+        storage=":memory:",
+        progress=False,
+    )
+    with pytest.raises(RuntimeError, match=r"^boom"):  # the trial's own exception
+        exp.run()
+    result = exp.result()
     assert result.status is ExperimentStatus.ERROR
     assert len(result.trials) == 1
     assert "boom" in result.error

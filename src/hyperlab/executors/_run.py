@@ -64,8 +64,8 @@ def run_trial(objective: Callable[..., Any], ctx: TrialContext) -> TrialEnd:
     Returns:
         ``Finished`` with the final metrics, ``Stopped`` with the last report (also when the
         objective returned nothing after it was told to stop, as Ray-style code that catches
-        the reporter's ``StopIteration`` does), or ``Failed`` with the error's text.
-        ``KeyboardInterrupt`` and ``SystemExit`` propagate.
+        the reporter's ``StopIteration`` does), or ``Failed`` with the error's text and the
+        exception the objective raised. ``KeyboardInterrupt`` and ``SystemExit`` propagate.
     """
     token = activate(ctx)
     number = ctx.number
@@ -75,8 +75,8 @@ def run_trial(objective: Callable[..., Any], ctx: TrialContext) -> TrialEnd:
         return Stopped(number, time.time(), ctx.last)
     except TrialTimeout as exc:
         return Failed(number, time.time(), str(exc))
-    except Exception:
-        return Failed(number, time.time(), format_error())
+    except Exception as exc:
+        return Failed(number, time.time(), format_error(), exc)
     finally:
         deactivate(token)
     if metrics is None and ctx.stop_requested:  # told to stop, it returned without a result

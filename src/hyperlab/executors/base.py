@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hyperlab.config import DEFAULT_MAX_LOG_BYTES, MIN_MAX_LOG_BYTES, Registry
@@ -76,11 +76,19 @@ class Finished:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """The trial raised, crashed, or timed out: ``error`` says how."""
+    """The trial raised, crashed, or timed out: ``error`` says how.
+
+    ``exception`` is what the trial's code raised, when the executor can carry it to the
+    driver: the object itself from a trial in the driver's process, an unpickled copy (without
+    its traceback) from another process, None otherwise (a crash, a timeout, a command). The
+    driver re-raises it from ``run()`` when ``continue_on_failure=False`` ends the experiment.
+    It takes no part in equality or ``repr``.
+    """
 
     number: int
     time: float
     error: str
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +152,9 @@ class Executor(ABC):
             is 0 while none are free.
         max_log_bytes: At most how many bytes of a trial's output its ``stdout.log`` and
             ``stderr.log`` each keep (its first and last bytes, with a line saying how many
-            were dropped between them), or None to keep everything; at least 1024. Only the
-            ``command`` executor writes such logs today: capturing function trials' output
-            comes later.
+            were dropped between them), or None to keep everything; at least 1024.
+        echo_output: Also write each trial's output to the driver's stdout and stderr, each
+            line prefixed with ``[trial N] ``; by default it goes to the trial's logs only.
 
     Subclasses implement ``submit``, ``poll``, ``stop`` and ``close``; they are driven by one
     thread and need no locks of their own beyond what their worker threads require. With
@@ -170,6 +178,7 @@ class Executor(ABC):
         stop_grace: float = 5.0,
         devices: DevicePool | None = None,
         max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
+        echo_output: bool = False,
     ) -> None:
         self.check_objective(objective)
         if max_log_bytes is not None and (
@@ -187,6 +196,7 @@ class Executor(ABC):
         self.stop_grace = stop_grace
         self.devices = devices
         self.max_log_bytes = max_log_bytes
+        self.echo_output = echo_output
         self.listener: Listener = _drop
         self._held: dict[int, tuple[int, ...]] = {}
 
@@ -308,6 +318,7 @@ EXECUTORS: Registry[Executor] = Registry(
         "threads": "hyperlab.executors._threads:ThreadExecutor",
         "processes": "hyperlab.executors._processes:ProcessExecutor",
         "command": "hyperlab.executors._command:CommandExecutor",
+        "research": "hyperlab.research._executor:ResearchExecutor",
     },
 )
 """Executor names for ``executor=``, and users' own (``register_executor``)."""

@@ -14,7 +14,8 @@ print(result.best_params, result.best_value)
 """
 
 from hyperlab.experiment._api import load, resume, run
+from hyperlab.experiment._callbacks import Callback
 from hyperlab.experiment._experiment import Experiment
 from hyperlab.experiment._result import Result
 
-__all__ = ["Experiment", "Result", "load", "resume", "run"]
+__all__ = ["Callback", "Experiment", "Result", "load", "resume", "run"]

@@ -15,11 +15,13 @@ print(result.best_params, result.best_value)
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from hyperlab.assessors.base import Assessor
 from hyperlab.config import DEFAULT_MAX_LOG_BYTES, GpuConfig, validate_options
+from hyperlab.errors import ConfigError
+from hyperlab.experiment._callbacks import Callback
 from hyperlab.experiment._experiment import Experiment
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._setup import load_objective
@@ -52,11 +54,14 @@ def run(
     storage: str | os.PathLike | None = None,
     seed: int | None = None,
     name: str | None = None,
+    id: str | None = None,
     gpus: GpuConfig | Mapping[str, Any] | None = None,
     working_dir: str | os.PathLike | None = None,
     checkpoint_keep: int = 1,
     max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
+    echo_output: bool = False,
     progress: bool | float | None = None,
+    callbacks: Sequence[Callback] | None = None,
     resume: str | None = None,
 ) -> Result:
     """Run an experiment to its end and return its ``Result``.
@@ -89,7 +94,11 @@ def run(
         executor: ``"inprocess"``, ``"threads"`` or ``"processes"``.
         trial_timeout: A trial running longer is FAILED.
         max_failed_trials: Consecutive failures that end the experiment in ERROR (default 10).
-        continue_on_failure: False ends the experiment at the first failed trial.
+        continue_on_failure: False ends the experiment at the first failed trial, in ERROR,
+            and ``run`` then raises that trial's own exception (for ``inprocess`` and
+            ``threads`` trials the object itself, for ``processes`` trials an unpickled copy),
+            with a note naming the trial and the experiment, or a ``TrialError`` quoting its
+            error when there is no exception to raise (command trials, crashes, timeouts).
         fail_fast: While no trial has succeeded, end the experiment in ERROR as soon as the
             first ``max(3, concurrency)`` trials (or this many, given a number) all failed
             the same way; False never does.
@@ -97,6 +106,9 @@ def run(
             ``sqlite:///`` URL or a ``postgresql://`` URL.
         seed: The experiment seed; every random stream derives from it.
         name: A name to show in listings.
+        id: The experiment's id, instead of 8 random characters: 1 to 32 lowercase letters,
+            digits, ``-`` or ``_``, starting with a letter or a digit, not already in the
+            store (``ConfigError`` otherwise, before anything is written).
         gpus: Place trials on accelerators: ``{"indices": [0, 1] | "auto", "per_trial": 1,
             "max_trials_per_gpu": 1}``; each trial sees its devices in ``CUDA_VISIBLE_DEVICES``
             (command and process trials) and ``hyperlab.trial_devices()``.
@@ -105,8 +117,14 @@ def run(
             trial keeps.
         max_log_bytes: Cap on each ``stdout.log`` / ``stderr.log`` of a command trial (its
             head and tail are kept); None keeps everything.
+        echo_output: Also echo function trials' output (captured to their logs) to the
+            driver's stdout and stderr.
         progress: False for silence; by default a live bar on a terminal, and a plain line
             every 30 s (and each tenth of the trials) elsewhere; a number sets those seconds.
+        callbacks: Objects whose ``on_trial_start(trial)``, ``on_report(trial, report)`` and
+            ``on_trial_end(trial)`` are called in the driver's thread as trials start, report
+            and end (``hyperlab.Callback`` has them all, doing nothing); an error in one is
+            logged once and the experiment goes on. They are not stored.
         resume: Continue this experiment (id or unique name) instead of creating one (its
             stored options are kept; ``max_trials`` and ``max_duration`` given here replace
             its budget).
@@ -116,10 +134,16 @@ def run(
         TrialError: No trial succeeded (and some failed), or failures ended the experiment in
             ERROR. ``exc.result`` is the result, kept in the store; the message quotes the
             first failure's error and traceback.
+        Exception: With ``continue_on_failure=False``, what the failed trial raised, once the
+            store shows it FAILED with its traceback and the experiment in ERROR.
         KeyboardInterrupt: On Ctrl-C, once the experiment is stopped and recorded; it says
             how to resume (interrupted trials run again).
     """
     if resume is not None:
+        if id is not None:
+            raise ConfigError(
+                f"id: {id!r} given with resume={resume!r}; a resumed experiment keeps its id"
+            )
         return _continue(
             resume,
             storage=storage,
@@ -127,6 +151,7 @@ def run(
             progress=progress,
             max_trials=max_trials,
             max_duration=max_duration,
+            callbacks=callbacks,
         )
     return Experiment(
         objective,
@@ -148,11 +173,14 @@ def run(
         storage=storage,
         seed=seed,
         name=name,
+        id=id,
         gpus=gpus,
         working_dir=working_dir,
         checkpoint_keep=checkpoint_keep,
         max_log_bytes=max_log_bytes,
+        echo_output=echo_output,
         progress=progress,
+        callbacks=callbacks,
     ).run()
 
 
@@ -166,6 +194,7 @@ def resume(
     max_duration: float | str | None = None,
     port: int | None = None,
     host: str = "127.0.0.1",
+    callbacks: Sequence[Callback] | None = None,
 ) -> Result:
     """Continue a stopped or crashed experiment from the store alone, and run it to its end.
 
@@ -182,12 +211,14 @@ def resume(
         max_trials / max_duration: A new budget, replacing the stored one.
         port / host: Serve the REST API and the dashboard while it runs (see
             ``Experiment.run``).
+        callbacks: As for ``run`` (callbacks are not stored: give them again here).
 
     Raises:
         ExperimentNotFound: No such experiment in the store.
         ExperimentBusy: A driver runs it now (the message names its pid and host).
         ConfigError: Its objective cannot be loaded, or the name is ambiguous.
         TrialError: As for ``run``.
+        Exception: As for ``run`` with ``continue_on_failure=False``.
     """
     return _continue(
         experiment,
@@ -198,6 +229,7 @@ def resume(
         max_duration=max_duration,
         port=port,
         host=host,
+        callbacks=callbacks,
     )
 
 
@@ -211,6 +243,7 @@ def _continue(
     max_duration: float | str | None,
     port: int | None = None,
     host: str = "127.0.0.1",
+    callbacks: Sequence[Callback] | None = None,
 ) -> Result:
     store = Store.open(storage)
     record = store.get_experiment(store.resolve(experiment))
@@ -223,7 +256,7 @@ def _continue(
     options = validate_options(**stored)
     if objective is None:
         objective = load_objective(record)
-    attached = Experiment._attach(store, record, options, objective, progress, storage)
+    attached = Experiment._attach(store, record, options, objective, progress, storage, callbacks)
     return attached.run(port=port, host=host)
 
 

@@ -14,6 +14,9 @@ from typing import Any
 import cloudpickle
 
 from hyperlab.errors import ConfigError
+from hyperlab.executors._exceptions import load_exception
+from hyperlab.executors._gpu_memory import GpuWatch
+from hyperlab.executors._output import WatchedLogs, prepare_logs
 from hyperlab.executors.base import (
     Executor,
     Failed,
@@ -49,7 +52,7 @@ def pickle_objective(objective: Any, executor: str = "processes") -> bytes:
 class _Slot:
     """One worker process and the trial it runs."""
 
-    __slots__ = ("deadline", "devices", "events", "kill_at", "number", "process", "tasks")
+    __slots__ = ("deadline", "devices", "events", "kill_at", "logs", "number", "process", "tasks")
 
     def __init__(
         self,
@@ -65,6 +68,14 @@ class _Slot:
         self.number: int | None = None
         self.deadline: float | None = None  # trial_timeout expires (monotonic)
         self.kill_at: float | None = None  # a stop request's grace expires (monotonic)
+        self.logs: WatchedLogs | None = None  # its trial's stdout.log and stderr.log
+
+    def end_trial(self) -> None:
+        """Forget the trial: its logs get their last trim (and echo)."""
+        self.number = self.deadline = self.kill_at = None
+        if self.logs is not None:
+            self.logs.finish()
+            self.logs = None
 
     @property
     def alive(self) -> bool:
@@ -93,7 +104,14 @@ class ProcessExecutor(Executor):
     at most ``concurrency`` workers exist. The pool's least-loaded placement makes a freed
     device set the next one handed out, so workers are still reused in the common case.
     The devices of a timed-out or stopped trial are released when its end is reported, while
-    its worker may still be dying (SIGTERM, then SIGKILL after ``stop_grace``).
+    its worker may still be dying (SIGTERM, then SIGKILL after ``stop_grace``). With
+    ``devices.memory_check``, the worker waits for the devices' memory before the trial starts.
+
+    A trial with a folder writes its ``stdout.log`` and ``stderr.log`` there: the worker points
+    its descriptors 1 and 2 at them for the trial, so C code and child processes are captured
+    too. The driver caps them at ``max_log_bytes`` as the ``command`` executor does (looking
+    as it polls, twice a second at most, and once more at the end), and echoes them with
+    ``echo_output``.
     """
 
     name = "processes"
@@ -104,10 +122,11 @@ class ProcessExecutor(Executor):
         self.objective_bytes: bytes = pickle_objective(objective)
         self._slots: list[_Slot] = []
         self._dying: list[_Slot] = []
+        self._pending: list[Failed] = []  # trials that could not be started: for poll
 
     @property
     def running(self) -> int:
-        return sum(slot.number is not None for slot in self._slots)
+        return sum(slot.number is not None for slot in self._slots) + len(self._pending)
 
     def _spawn(self, devices: tuple[int, ...]) -> _Slot:
         task_read, task_write = os.pipe()
@@ -135,6 +154,15 @@ class ProcessExecutor(Executor):
 
     def submit(self, spec: TrialSpec) -> None:
         spec = self.place(spec)
+        logs = None
+        if spec.trial_dir is not None:
+            try:
+                paths = prepare_logs(spec.trial_dir, spec.attempt)
+                logs = WatchedLogs(paths, self.max_log_bytes, self.echo_output, spec.number)
+            except OSError as exc:
+                error = f"the trial's logs could not be made: {exc}"
+                self._pending.append(Failed(spec.number, time.time(), error))
+                return
         slot = next(
             (s for s in self._slots if s.number is None and s.devices == spec.devices and s.alive),
             None,
@@ -145,16 +173,23 @@ class ProcessExecutor(Executor):
             if idle and len(self._slots) >= self.concurrency:
                 self._dismiss(idle[0])
             slot = self._spawn(spec.devices)
+        watch = None if self.devices is None else self.devices.watch
         slot.number = spec.number
+        slot.logs = logs
         slot.deadline = (  # until the trial starts, a worker's start-up may take its time too
             None
             if self.trial_timeout is None
-            else time.monotonic() + self.trial_timeout + WORKER_STARTUP_GRACE
+            else time.monotonic() + self.trial_timeout + WORKER_STARTUP_GRACE + _wait_limit(watch)
         )
         slot.kill_at = None
-        slot.tasks.send(("run", spec))
+        slot.tasks.send(("run", spec, watch))
 
     def poll(self, timeout: float) -> None:
+        pending, self._pending = self._pending, []
+        for event in pending:
+            self.listener(event)
+        if pending:
+            timeout = 0
         busy = [slot for slot in self._slots if slot.number is not None]
         limits = [t for s in busy for t in (s.deadline, s.kill_at) if t is not None]
         if limits:
@@ -172,6 +207,10 @@ class ProcessExecutor(Executor):
                 self._retire(slot, signal.SIGKILL)
         self._enforce_limits()
         self._reap()
+        now = time.monotonic()
+        for slot in self._slots:
+            if slot.logs is not None:
+                slot.logs.check(now)
 
     def _drain(self, slot: _Slot) -> None:
         try:
@@ -189,9 +228,9 @@ class ProcessExecutor(Executor):
                 slot.deadline = time.monotonic() + self.trial_timeout
             self.listener(Started(number, when))
         else:
-            slot.number = slot.deadline = slot.kill_at = None
+            slot.end_trial()
             if tag == "failed":
-                self.listener(Failed(number, when, message[3]))
+                self.listener(Failed(number, when, message[3], load_exception(message[4])))
             elif tag == "finished":
                 self.listener(Finished(number, when, message[3]))
             else:
@@ -201,7 +240,7 @@ class ProcessExecutor(Executor):
         """End the slot's trial: ``Failed`` with ``error``, or ``Stopped`` without one."""
         number = slot.number
         assert number is not None
-        slot.number = slot.deadline = slot.kill_at = None
+        slot.end_trial()
         now = time.time()
         self.listener(Stopped(number, now) if error is None else Failed(number, now, error))
 
@@ -265,6 +304,13 @@ class ProcessExecutor(Executor):
             self._reap()
             if self._dying:
                 time.sleep(0.01)
+
+
+def _wait_limit(watch: GpuWatch | None) -> float:
+    """At most how long a worker waits for its trial's GPUs' memory (nvidia-smi's time aside)."""
+    if watch is None:
+        return 0.0
+    return watch.check.n_gpu_checks * watch.check.gpu_check_delay
 
 
 def _exit_text(process: subprocess.Popen) -> str:

@@ -1,28 +1,38 @@
 """The code of a ``processes`` worker: a child process that runs trials one at a time.
 
-It talks to the driver through two one-way pipes: tasks come in (``("run", spec)``,
-``("stop", number)``), tagged tuples go out: ``("started", number, time)``, ``("report",
-number, time, step, metrics)``, ``("finished" | "stopped", number, time, metrics)`` and
-``("failed", number, time, error)``. It leads its own session and process group (the driver starts
+It talks to the driver through two one-way pipes: tasks come in (``("run", spec, watch)``,
+with the ``GpuWatch`` of its devices or None, and ``("stop", number)``), tagged tuples go out:
+``("started", number, time)``, ``("report", number, time, step, metrics)``, ``("finished" |
+"stopped", number, time, metrics)`` and ``("failed", number, time, error, exception)`` (the
+exception cloudpickled, or None). It leads its own session and process group (the driver starts
 it so), so the driver can signal the trial and everything it started, and it exits as soon as
 the driver goes away.
+
+For each trial with a folder, its descriptors 1 and 2 point at the trial's ``stdout.log`` and
+``stderr.log`` (made by the driver, which caps them): what the trial, its C code and its child
+processes print lands there. Between trials they are the driver's again.
 """
 
 from __future__ import annotations
 
 import ctypes
+import io
 import os
 import queue
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 
 import cloudpickle
 
+from hyperlab.executors._exceptions import dump_exception
+from hyperlab.executors._gpu_memory import GpuMemory, GpuWatch
+from hyperlab.executors._output import RedirectedOutput, log_paths
 from hyperlab.executors._run import format_error, make_context, run_trial
-from hyperlab.executors.base import Failed, Finished, TrialSpec
+from hyperlab.executors.base import Failed, Finished, Stopped, TrialEnd, TrialSpec
 from hyperlab.reporting import TrialContext, set_process_context
 
 PR_SET_PDEATHSIG = 1
@@ -43,7 +53,9 @@ class _Worker:
         self.tasks = tasks
         self.events = events
         self.send_lock = threading.Lock()
-        self.queue: queue.SimpleQueue[TrialSpec | None] = queue.SimpleQueue()
+        self.queue: queue.SimpleQueue[tuple[TrialSpec, GpuWatch | None] | None] = (
+            queue.SimpleQueue()
+        )
         self.lock = threading.Lock()  # orders stops against the start and end of trials
         self.ctx: TrialContext | None = None
         self.queued: set[int] = set()  # trials received and not started yet
@@ -63,7 +75,7 @@ class _Worker:
             if message[0] == "run":
                 with self.lock:
                     self.queued.add(message[1].number)
-                self.queue.put(message[1])
+                self.queue.put((message[1], message[2]))
             elif message[0] == "stop":
                 with self.lock:
                     ctx = self.ctx
@@ -75,10 +87,10 @@ class _Worker:
                     # trial number must not inherit it
 
     def serve(self, objective) -> None:
-        while (spec := self.queue.get()) is not None:
-            self.run(objective, spec)
+        while (task := self.queue.get()) is not None:
+            self.run(objective, *task)
 
-    def run(self, objective, spec: TrialSpec) -> None:
+    def run(self, objective, spec: TrialSpec, watch: GpuWatch | None) -> None:
         number = spec.number
         send = self.send
 
@@ -92,20 +104,68 @@ class _Worker:
                 self.stop_early.discard(number)
                 ctx.request_stop()
             self.ctx = ctx
-        set_process_context(ctx)
-        send(("started", number, time.time()))
-        end = run_trial(objective, ctx)
+        end = self.attempt(objective, spec, watch, ctx)
         with self.lock:
             self.ctx = None
-        set_process_context(None)
         try:
             if isinstance(end, Failed):
-                send(("failed", number, end.time, end.error))
+                send(("failed", number, end.time, end.error, dump_exception(end.exception)))
             else:
                 tag = "finished" if isinstance(end, Finished) else "stopped"
                 send((tag, number, end.time, end.metrics))
         except Exception:  # the final metrics could not be pickled
-            send(("failed", number, time.time(), format_error()))
+            send(("failed", number, time.time(), format_error(), None))
+
+    def attempt(
+        self, objective, spec: TrialSpec, watch: GpuWatch | None, ctx: TrialContext
+    ) -> TrialEnd:
+        """Run the trial with its output in its logs, the error of a failed one at the end of
+        its ``stderr.log``."""
+        if spec.trial_dir is None:
+            return self.wait_and_run(objective, spec, watch, ctx, _to_stderr)
+        with RedirectedOutput(log_paths(spec.trial_dir)) as redirect:
+
+            def say(line: str) -> None:  # the driver's stderr and the trial's
+                redirect.driver(line)
+                _to_stderr(line)
+
+            end = self.wait_and_run(objective, spec, watch, ctx, say)
+            if isinstance(end, Failed):
+                _to_stderr(end.error)
+        return end
+
+    def wait_and_run(
+        self,
+        objective,
+        spec: TrialSpec,
+        watch: GpuWatch | None,
+        ctx: TrialContext,
+        say: Callable[[str], None],
+    ) -> TrialEnd:
+        """Wait for the trial's GPUs' memory, run it, and look for memory it kept."""
+        number = spec.number
+        before: dict[int, GpuMemory] = {}
+        if watch is not None and spec.devices:  # CUDA_VISIBLE_DEVICES holds them: nvidia-smi's
+            reason, before = watch.before(
+                number, spec.devices, say, cancelled=lambda: ctx.stop_requested
+            )
+            if ctx.stop_requested:
+                return Stopped(number, time.time())
+            if reason is not None:
+                return Failed(number, time.time(), reason)
+        self.send(("started", number, time.time()))
+        set_process_context(ctx)
+        try:
+            end = run_trial(objective, ctx)
+        finally:
+            set_process_context(None)
+        if watch is not None and before:
+            watch.after(number, before, say)
+        return end
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def main(task_fd: str, event_fd: str) -> None:
@@ -114,6 +174,8 @@ def main(task_fd: str, event_fd: str) -> None:
     The first message on the task pipe is the pickled objective.
     """
     _die_with_parent()
+    if isinstance(sys.stdout, io.TextIOWrapper):  # a trial's prints reach its log at once
+        sys.stdout.reconfigure(line_buffering=True)
     tasks = Connection(int(task_fd), writable=False)
     events = Connection(int(event_fd), readable=False)
     try:
