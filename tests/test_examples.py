@@ -51,3 +51,27 @@ def test_sklearn_nni_example_runs_unchanged(tmp_path, hyperlab_home):
     assert all(0.0 < t.value <= 1.0 for t in result.trials)  # cross-validated accuracy
     assert all(len(t.reports) == 3 for t in result.trials)  # one per fold
     assert result.best_value == max(t.value for t in result.trials)  # optimize_mode: maximize
+
+
+def test_research_example_runs_and_prints_its_table(tmp_path, hyperlab_home):
+    """examples/research/study.py as the README runs it: a table per config and a plot."""
+    env = {
+        **os.environ,
+        "HYPERLAB_HOME": str(hyperlab_home),
+        "HYPERLAB_EXAMPLE_OUTPUT": str(tmp_path),
+    }
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "research" / "study.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if " ± " in line]
+    assert len(rows) == 12  # 3 models x 4 settings
+    assert all(line.rstrip().endswith("(3)") for line in rows)  # 3 repetitions each
+    assert (tmp_path / "learning_curves.png").stat().st_size > 10_000
+    (summary,) = Store.open(None).list_experiments()
+    trials = hyperlab.load(summary.id).trials
+    assert len(trials) == 36 and all(t.status is hyperlab.TrialStatus.SUCCEEDED for t in trials)

@@ -16,7 +16,12 @@ _EXPORTS = {
     "load": "hyperlab.experiment",
     "Experiment": "hyperlab.experiment",
     "Result": "hyperlab.experiment",
+    "Callback": "hyperlab.experiment",
     "CommandTrial": "hyperlab.executors",
+    # researches
+    "Research": "hyperlab.research",
+    "Domain": "hyperlab.research",
+    "Alias": "hyperlab.research",
     # records
     "Trial": "hyperlab.trial",
     "TrialStatus": "hyperlab.trial",
@@ -57,8 +62,11 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "Alias",
+    "Callback",
     "CommandTrial",
     "ConfigError",
+    "Domain",
     "Experiment",
     "ExperimentBusy",
     "ExperimentNotFound",
@@ -67,6 +75,7 @@ __all__ = [
     "LeaseLost",
     "Mode",
     "Report",
+    "Research",
     "Result",
     "SearchSpace",
     "SearchSpaceError",
@@ -127,7 +136,7 @@ if _typing.TYPE_CHECKING:
         TrialStopped,
     )
     from hyperlab.executors import CommandTrial
-    from hyperlab.experiment import Experiment, Result, load, resume, run
+    from hyperlab.experiment import Callback, Experiment, Result, load, resume, run
     from hyperlab.reporting import (
         checkpoint,
         get_params,
@@ -137,6 +146,7 @@ if _typing.TYPE_CHECKING:
         trial_dir,
         trial_seed,
     )
+    from hyperlab.research import Alias, Domain, Research
     from hyperlab.space import (
         SearchSpace,
         choice,

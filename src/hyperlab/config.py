@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 import yaml
 from pydantic import (
@@ -33,6 +33,9 @@ from pydantic import (
 
 from hyperlab.errors import ConfigError
 from hyperlab.trial import Mode
+
+if TYPE_CHECKING:
+    from hyperlab.executors._gpu_memory import MemoryCheck
 
 __all__ = [
     "DEFAULT_MAX_FAILED_TRIALS",
@@ -89,13 +92,48 @@ def parse_duration(value: Any, field: str) -> float | None:
 
 class GpuConfig(BaseModel):
     """Where trials run: device indices (or ``"auto"``: what ``nvidia-smi`` lists), how many
-    each trial holds, and how many trials may share one device."""
+    each trial holds, and how many trials may share one device.
+
+    With ``memory_ratio`` (BatchFlow's option of that name), a trial starts only once each of
+    its devices has that fraction of its memory free, looked at up to ``n_gpu_checks`` times
+    ``gpu_check_delay`` seconds apart (it fails otherwise); None starts trials without looking.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     indices: list[Any] | Literal["auto"] = "auto"
     per_trial: int = 1
     max_trials_per_gpu: int = 1
+    memory_ratio: float | None = None
+    n_gpu_checks: int = 3
+    gpu_check_delay: float = 5.0
+
+    @field_validator("memory_ratio", "n_gpu_checks", "gpu_check_delay", mode="before")
+    @classmethod
+    def _not_bool(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"gpus.{info.field_name}: expected a number, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _memory(self) -> GpuConfig:
+        try:
+            self.memory_check()
+        except ConfigError as exc:
+            raise ValueError(f"gpus.{exc}") from None
+        return self
+
+    def memory_check(self) -> MemoryCheck | None:
+        """The ``MemoryCheck`` these options ask for; None without ``memory_ratio``.
+
+        Raises:
+            ConfigError: A value is out of range, naming the field (without ``gpus.``).
+        """
+        from hyperlab.executors._gpu_memory import MemoryCheck
+
+        ratio = 1.0 if self.memory_ratio is None else self.memory_ratio  # the others are
+        check = MemoryCheck(ratio, self.n_gpu_checks, self.gpu_check_delay)  # checked anyway
+        return None if self.memory_ratio is None else check
 
 
 class ResearchOptions(BaseModel):
@@ -148,6 +186,7 @@ class ExperimentOptions(BaseModel):
     gpus: GpuConfig | None = None
     working_dir: str | None = None
     max_log_bytes: int | None = Field(default=DEFAULT_MAX_LOG_BYTES, ge=MIN_MAX_LOG_BYTES)
+    echo_output: bool = False
     research: ResearchOptions | None = None
 
     _durations = field_validator("max_duration", "trial_timeout", mode="before")(_duration_field)

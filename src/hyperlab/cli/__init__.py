@@ -104,6 +104,11 @@ def _parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
     show = commands.add_parser("show", help="an experiment's config, status and top 10 trials")
     show.add_argument("id", help="experiment id (or its unique name)")
+    show.add_argument(
+        "--env",
+        action="store_true",
+        help="list the whole environment it was created in: git status and diff, packages...",
+    )
     trials = commands.add_parser("trials", help="an experiment's trials")
     trials.add_argument("id", help="experiment id (or its unique name)")
     trials.add_argument("--status", help="only trials with this status (e.g. FAILED)")
@@ -118,6 +123,16 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("id", help="experiment id (or its unique name)")
     export.add_argument("--format", choices=["csv", "json"], default="csv")
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
+    export.add_argument(
+        "--pivot",
+        action="store_true",
+        help="a research: one row per config x repetition x iteration, a column per variable",
+    )
+    export.add_argument(
+        "--with-env",
+        action="store_true",
+        help='JSON only: write {"id", "name", "environment", "trials"} instead of the trials list',
+    )
     space = commands.add_parser(
         "update-space", help="give a running experiment a new search space (NNI JSON/YAML file)"
     )

@@ -24,6 +24,7 @@ from hyperlab.cli._common import (
     trial_table,
     when,
 )
+from hyperlab.cli._research import export_research, planned_runs, researches_of, show_research
 from hyperlab.errors import ConfigError
 
 
@@ -32,27 +33,34 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
     from hyperlab.trial import ExperimentStatus
 
-    summaries = open_store(args).list_experiments()
+    store = open_store(args)
+    summaries = store.list_experiments()
     if args.status:
         wanted = status_option(args.status, ExperimentStatus)
         summaries = [s for s in summaries if s.status.value == wanted]
     if args.name:
         summaries = [s for s in summaries if fnmatch.fnmatchcase(s.name or "", args.name)]
+    researches = researches_of(store, summaries)
     if args.json:
         rows = [
             {k: v.value if hasattr(v, "value") else v for k, v in dataclasses.asdict(s).items()}
+            | {"kind": "research" if s.id in researches else "experiment"}
             for s in summaries
         ]
         print(json.dumps(rows, indent=2))
         return 0
-    table = Table("id", "name", "status", "trials", "failed", "best", "started", "duration")
+    kind = ["kind"] if researches else []  # a column only when some experiment is a research
+    table = Table("id", "name", *kind, "status", "trials", "failed", "best", "started", "duration")
     for exp in summaries:
         total = "?" if exp.max_trials is None else str(exp.max_trials)
+        if exp.id in researches:
+            total = str(planned_runs(researches[exp.id]) or "?")
         status = f"{exp.status} (driver lost)" if exp.driver_lost else str(exp.status)
         best = "-" if exp.best_value is None else f"{exp.best_value:.6g}"
         table.add_row(
             exp.id,
             exp.name or "",
+            *(["research" if exp.id in researches else "experiment"] if kind else []),
             status,
             f"{exp.n_finished}/{total}",
             str(exp.n_failed),
@@ -65,11 +73,14 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from hyperlab.environment import describe_environment
     from hyperlab.experiment._failures import error_kind, last_line
     from hyperlab.trial import TrialStatus
 
     store = open_store(args)
     record = store.get_experiment(store.resolve(args.id))
+    if record.options.research is not None:
+        return show_research(store, record)
     trials = store.get_trials(record.id, reports=False)
     options = record.options
     console = make_console()
@@ -120,9 +131,20 @@ def cmd_show(args: argparse.Namespace) -> int:
         del lines["imported"]
     for key, value in lines.items():
         console.print(f"  {key:<10} {value}", highlight=False, markup=False)
+    environment = (
+        ["not recorded (created by a hyperlab that did not record it)"]
+        if record.environment is None
+        else describe_environment(record.environment, full=args.env)
+    )
+    if not args.env:
+        console.print("  environment", highlight=False, markup=False)
+        for line in environment:
+            console.print(f"    {line}", highlight=False, markup=False)
     top = [t for t in options.mode.ranked(trials) if t.value is not None][:10]
     if top:
         console.print(trial_table(top, title="top 10 trials"))
+    if args.env:  # plain lines: a long diff is neither styled nor wrapped
+        print("environment", *environment, sep="\n")
     return 0
 
 
@@ -210,13 +232,29 @@ def _trial_over(store: Any, experiment_id: str, number: int) -> bool:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.with_env and args.format != "json":
+        raise ConfigError(
+            f"--with-env: the environment is exported with --format json only, got --format "
+            f"{args.format}"
+        )
     store = open_store(args)
     experiment_id = store.resolve(args.id)
+    if store.get_experiment(experiment_id).options.research is not None:
+        return export_research(store, experiment_id, args)
     rows = [trial.as_row() for trial in store.get_trials(experiment_id, reports=False)]
+    exported: Any = rows
+    if args.with_env:
+        record = store.get_experiment(experiment_id)
+        exported = {
+            "id": record.id,
+            "name": record.name,
+            "environment": record.environment,
+            "trials": rows,
+        }
     out = open(args.output, "w", newline="") if args.output else sys.stdout  # noqa: SIM115
     try:
         if args.format == "json":
-            json.dump(rows, out, indent=2, default=str)
+            json.dump(exported, out, indent=2, default=str)
             out.write("\n")
         else:
             columns: list[str] = []

@@ -13,6 +13,7 @@ import threading
 import traceback
 import uuid
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from hyperlab.executors.base import (
     Started,
     TrialSpec,
 )
+from hyperlab.experiment._callbacks import CallbackRunner
 from hyperlab.experiment._clock import SYSTEM_CLOCK, Clock
 from hyperlab.experiment._controls import (
     apply_add_trial,
@@ -39,6 +41,7 @@ from hyperlab.experiment._controls import (
     imported_trials,
 )
 from hyperlab.experiment._failures import FailureWatch
+from hyperlab.experiment._fatal import FatalFailure
 from hyperlab.experiment._keeper import LeaseKeeper
 from hyperlab.experiment._progress import make_progress
 from hyperlab.experiment._scheduling import Scheduling, Verdict
@@ -73,6 +76,15 @@ from hyperlab.tuners.base import Tuner
 FLUSH_INTERVAL = 0.1  # seconds between group commits
 CONTROL_INTERVAL = 0.1  # seconds between reads of the control table
 POLL_TIMEOUT = 0.05
+
+
+def budget_left(options: ExperimentOptions, created: int, elapsed: float) -> bool:
+    """True while ``options`` let an experiment create another trial: it created fewer than
+    ``max_trials`` and spent less than ``max_duration`` seconds of experiment time."""
+    max_trials, max_duration = options.max_trials, options.max_duration
+    return (max_trials is None or created < max_trials) and (
+        max_duration is None or elapsed < max_duration
+    )
 
 
 SEED_BLOCK = 256
@@ -115,6 +127,8 @@ class Driver:
             flush and control intervals; a ``hyperlab.testing.FakeClock`` in simulated time.
         server_url: Where the experiment is served while this driver runs it (recorded for
             readers), or None.
+        callbacks: Objects whose ``on_trial_start``, ``on_report`` and ``on_trial_end`` this
+            driver calls (checked by ``check_callbacks``; see ``hyperlab.Callback``).
     """
 
     def __init__(
@@ -131,6 +145,7 @@ class Driver:
         progress: bool | float | None = False,
         clock: Clock = SYSTEM_CLOCK,
         server_url: str | None = None,
+        callbacks: Sequence[Any] = (),
     ) -> None:
         self.store = store
         self.record = record
@@ -156,11 +171,16 @@ class Driver:
         self.best: float | None = None
         self.failures = FailureWatch(options, executor.concurrency)
         self.exhausted = False
+        self.tuner_waits = False  # the tuner has nothing now, but may after the next trial ends
         self.keeper: LeaseKeeper | None = None
         self.stop_asked: str | None = None  # set by request_stop, from any thread
         self.closing = False
         self.ending: ExperimentStatus | None = None
         self.error: str | None = None
+        self.fatal: FatalFailure | None = None  # continue_on_failure=False ended it there
+        self.callbacks = CallbackRunner(callbacks, record.id)
+        self._t0: float | None = None  # when this driver's run began (monotonic)
+        self._elapsed0 = record.elapsed  # experiment time of earlier drivers
         self.status = record.status
         self.progress = make_progress(progress, self.id, options.max_trials)
         self._replay(history or [])
@@ -194,6 +214,7 @@ class Driver:
             else:
                 if not trial.status.is_finished():
                     self.orphans[trial.number] = replace(trial, reports=())
+                self.tuner.requeued(trial)
                 self.requeue.append(
                     replace(
                         trial,
@@ -233,6 +254,7 @@ class Driver:
             self.active[number] = trial
             if stored:
                 self.reported.add(number)
+            self.callbacks.trial_started(trial)
         self.orphans.clear()
         if adopted:
             self.requeue = deque(t for t in self.requeue if t.number not in adopted)
@@ -246,7 +268,17 @@ class Driver:
 
     def elapsed(self) -> float:
         """Experiment time spent so far: earlier drivers' plus this one's (seconds)."""
+        if self._t0 is None:  # not running yet
+            return self._elapsed0
         return self._elapsed0 + (self.clock.monotonic() - self._t0)
+
+    def budget_available(self) -> bool:
+        """True while this driver may still create trials (NNI's ``budget_available``): it has
+        not ended nor been asked to stop, the tuner is not exhausted, and neither
+        ``max_trials`` nor ``max_duration`` is spent. Safe to call from any thread."""
+        if self.closing or self.ending is not None or self.stop_asked is not None:
+            return False
+        return not self.exhausted and budget_left(self.options, self.next_number, self.elapsed())
 
     def request_stop(self, why: str) -> None:
         """Ask the loop to stop the experiment (STOPPED) at its next turn; any thread."""
@@ -261,8 +293,8 @@ class Driver:
                 this one failed to renew its lease in time); this one wrote nothing more.
         """
         lease = self.store.acquire_lease(self.id, owner=uuid.uuid4().hex)
-        self._t0 = self._last_flush = self._last_control = self._last_beat = self.clock.monotonic()
         self._elapsed0 = lease.elapsed
+        self._t0 = self._last_flush = self._last_control = self._last_beat = self.clock.monotonic()
         self.keeper = LeaseKeeper(self.store, lease, self.elapsed)
         fields: dict[str, object] = {  # a resume may change the budget
             "options": self.options,
@@ -419,12 +451,19 @@ class Driver:
         return queued
 
     def _can_submit(self) -> bool:
-        return self.ending is None and not self._no_more() and self.executor.free_slots > 0
+        return (
+            self.ending is None
+            and not self.tuner_waits
+            and not self._no_more()
+            and self.executor.free_slots > 0
+        )
 
     def _submit_more(self) -> None:
         specs: list[TrialSpec] = []
         free = self.executor.free_slots
         while free > len(specs) and not self._no_more():
+            if not self.requeue and self.tuner_waits:
+                break
             trial = self.requeue.popleft() if self.requeue else self._new_trial()
             if trial is None:
                 break
@@ -448,7 +487,10 @@ class Driver:
         number = self.next_number
         params = self.tuner.suggest(number)
         if params is None:
-            self.exhausted = True
+            if self.tuner.waits() and self.active:  # it may have more once a trial ends
+                self.tuner_waits = True
+            else:
+                self.exhausted = True
             return None
         self.next_number += 1
         return self.new_trial_record(number, params)
@@ -501,6 +543,7 @@ class Driver:
             if verdict is not None and trial.number not in self.stop_reasons:
                 self.stop_reasons[trial.number] = verdict
                 self.executor.stop(trial.number)
+            self.callbacks.reported(trial, report)
             if not self.closing:
                 self._housekeeping()
         elif isinstance(event, Started):
@@ -519,13 +562,16 @@ class Driver:
             self.active[trial.number] = trial
             self.store.put_trial(trial)
             self.scheduling.started(trial, event.time)
+            self.callbacks.trial_started(trial)
         elif isinstance(event, Finished):
             metrics = self._normalize(event.metrics)
             value, error = self._objective_value(metrics)
             status = TrialStatus.SUCCEEDED if error is None else TrialStatus.FAILED
             self._finish(trial, status, event.time, value=value, metrics=metrics, error=error)
         elif isinstance(event, Failed):
-            self._finish(trial, TrialStatus.FAILED, event.time, error=event.error)
+            self._finish(
+                trial, TrialStatus.FAILED, event.time, error=event.error, exception=event.exception
+            )
         else:
             verdict = self.stop_reasons.pop(trial.number, Verdict(TrialStatus.USER_CANCELED))
             metrics = self._normalize(event.metrics) if event.metrics else {}
@@ -546,6 +592,8 @@ class Driver:
 
     def _objective_value(self, metrics: dict[str, Any]) -> tuple[float | None, str | None]:
         key = objective_key(metrics, self.options.metric)
+        if self.options.research is not None and self.options.metric is None:
+            return None, None  # a research without a metric: its experiments just finish
         if key is None:
             return None, (
                 f"the trial reported metrics {sorted(metrics)} and no `metric` says "
@@ -567,7 +615,10 @@ class Driver:
         value: float | None = None,
         metrics: dict[str, Any] | None = None,
         error: str | None = None,
+        exception: BaseException | None = None,
     ) -> None:
+        """Record how ``trial`` ended (or paused) and tell the tuner, the assessor, the
+        failure rules and the callbacks; ``exception`` is what a FAILED trial raised."""
         trial = Trial(
             self.id,
             trial.number,
@@ -590,6 +641,8 @@ class Driver:
         if status is not TrialStatus.PAUSED:  # it paused on a report: it stays a reporter
             self.reported.discard(trial.number)
         self.store.put_trial(trial)
+        if status is not TrialStatus.PAUSED:
+            self.callbacks.trial_ended(trial)
         if status is TrialStatus.SYS_CANCELED:  # interrupted: it runs again on resume
             return
         self.scheduling.ended(trial, when, reported=reported)
@@ -598,9 +651,12 @@ class Driver:
             return
         self._count(trial)
         self.tuner.observe(trial)
+        self.tuner_waits = False
         failure = self.failures.record(trial)
         if failure is not None and self.ending is None:
             self.error = failure
+            if not self.options.continue_on_failure:  # run() raises its exception
+                self.fatal = FatalFailure(trial, exception)
             self._end(ExperimentStatus.ERROR, TrialStatus.SYS_CANCELED)
 
     def _count(self, trial: Trial) -> None:

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,12 +23,18 @@ from hyperlab.config import (
     ExperimentConfig,
     ExperimentOptions,
     GpuConfig,
+    ResearchOptions,
     load_config,
     validate_options,
 )
+from hyperlab.environment import capture_environment
 from hyperlab.errors import ConfigError, TrialError
+from hyperlab.executors import CommandTrial
 from hyperlab.executors.base import Executor
-from hyperlab.experiment._driver import Driver
+from hyperlab.experiment._callbacks import Callback, check_callbacks
+from hyperlab.experiment._driver import Driver, budget_left
+from hyperlab.experiment._fatal import failure_to_raise
+from hyperlab.experiment._ids import check_id, check_id_is_new
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._setup import (
     make_assessor,
@@ -94,12 +100,18 @@ class Experiment:
         storage: str | os.PathLike | None = None,
         seed: int | None = None,
         name: str | None = None,
+        id: str | None = None,
         gpus: GpuConfig | Mapping[str, Any] | None = None,
         working_dir: str | os.PathLike | None = None,
         checkpoint_keep: int = 1,
         max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
+        echo_output: bool = False,
         progress: bool | float | None = None,
+        callbacks: Sequence[Callback] | None = None,
+        research: ResearchOptions | Mapping[str, Any] | None = None,
     ) -> None:
+        chosen_id = None if id is None else check_id(id)
+        hooks = check_callbacks(callbacks)
         options = validate_options(
             name=name,
             metric=metric,
@@ -121,6 +133,8 @@ class Experiment:
             gpus=gpus,
             working_dir=working_dir,
             max_log_bytes=max_log_bytes,
+            echo_output=echo_output,
+            research=research,
         )
         if options.working_dir is not None:
             options = options.model_copy(
@@ -136,10 +150,12 @@ class Experiment:
         options = with_budget(options, tuner_obj)
         executor_obj = make_executor(options, objective)
         store = Store.open(storage)
+        if chosen_id is not None:
+            check_id_is_new(store, chosen_id, storage)
         if options.name is not None:
             _warn_if_named_twice(store, options.name)
         record = ExperimentRecord(
-            id=store.new_experiment_id(),
+            id=store.new_experiment_id() if chosen_id is None else chosen_id,
             name=options.name,
             status=ExperimentStatus.INITIALIZED,
             options=options,
@@ -150,9 +166,23 @@ class Experiment:
             objective_path=objective_folder(objective),
             tuner=try_pickle(tuner) if isinstance(tuner, Tuner) else None,
             created_at=time.time(),
+            environment=capture_environment(  # a command's folder, else its module's
+                objective.code_dir
+                if isinstance(objective, CommandTrial)
+                else objective_folder(objective)
+            ),
         )
         self._setup(
-            store, record, options, tuner_obj, assessor_obj, executor_obj, None, progress, storage
+            store,
+            record,
+            options,
+            tuner_obj,
+            assessor_obj,
+            executor_obj,
+            None,
+            progress,
+            storage,
+            hooks,
         )
 
     def _setup(
@@ -166,6 +196,7 @@ class Experiment:
         history: list[Trial] | None,
         progress: bool | float | None,
         storage: str | os.PathLike | None,
+        callbacks: tuple[Any, ...],
     ) -> None:
         """Shared by new and resumed experiments; ``history`` is None for a new one."""
         self._store_arg = None if storage is None else os.fspath(storage)
@@ -178,6 +209,7 @@ class Experiment:
         self._executor = executor
         self._history = history
         self._progress = progress
+        self._callbacks = callbacks
         self._driver: Driver | None = None
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
@@ -217,6 +249,7 @@ class Experiment:
         objective: Callable[..., Any],
         progress: bool | float | None,
         storage: str | os.PathLike | None,
+        callbacks: Sequence[Callback] | None = None,
     ) -> Experiment:
         """A handle that continues a stored experiment (see ``resume``)."""
         space = SearchSpace.from_nni(record.space)
@@ -238,12 +271,14 @@ class Experiment:
             store.get_trials(record.id, reports=assessor is not None),  # it replays them
             progress,
             storage,
+            check_callbacks(callbacks),
         )
         return self
 
     @property
     def id(self) -> str:
-        """The experiment's id (8 lowercase letters and digits)."""
+        """The experiment's id: the one chosen with ``id=``, else 8 random lowercase letters
+        and digits."""
         return self._record.id
 
     @property
@@ -309,6 +344,7 @@ class Experiment:
                 experiment_dir=folder,
                 progress=self._progress,
                 server_url=None if self._server is None else self._server.url,
+                callbacks=self._callbacks,
             )
         except BaseException:
             self._stop_serving()
@@ -345,6 +381,8 @@ class Experiment:
             ConfigError: ``port`` cannot be served (in use, say), before anything is written.
             TrialError: no trial succeeded (some failed), or failures ended the experiment in
                 ERROR; ``exc.result`` holds the result, the message the first failure.
+            Exception: with ``continue_on_failure=False``, what the failed trial raised, once
+                the experiment is recorded in ERROR (see ``hyperlab.run``).
             KeyboardInterrupt: on Ctrl-C, once the experiment is stopped and recorded (its
                 running trials are SYS_CANCELED and run again on ``resume``).
         """
@@ -397,6 +435,8 @@ class Experiment:
 
         Raises:
             TrialError: as ``run`` does, once the experiment ended.
+            Exception: as ``run`` does with ``continue_on_failure=False``: what the failed
+                trial raised.
         """
         if self._thread is not None:
             self._thread.join(timeout)
@@ -467,10 +507,32 @@ class Experiment:
         """The experiment as stored now (running or not)."""
         return Result.read(self._store, self.id)
 
+    def budget_available(self) -> bool:
+        """Whether the experiment may still create trials (NNI's ``budget_available``).
+
+        - Before ``run``/``start``: True if its budget has room: fewer trials created than
+          ``max_trials`` (on a resumed experiment, counting those it already has; a finite
+          tuner such as a grid caps ``max_trials`` at its size) and less experiment time
+          spent than ``max_duration``.
+        - While it runs (callable from any thread, a callback included): True until it
+          created ``max_trials`` trials, spent ``max_duration``, exhausted its tuner, or was
+          asked to stop or ended; trials already created may still be running then.
+        - Once the run ended (DONE, STOPPED or ERROR): False. A stopped experiment with
+          budget left goes on with ``hyperlab.resume``.
+        """
+        driver = self._driver
+        if driver is not None:
+            return driver.budget_available()
+        created = max((t.number + 1 for t in self._history or ()), default=0)
+        return budget_left(self._options, created, self._record.elapsed)
+
     def _checked(self, driver: Driver) -> Result:
-        """The result, or TrialError when trials failed and none succeeded (or failures ended
-        the experiment)."""
+        """The result; the failed trial's exception when it ended the experiment
+        (``continue_on_failure=False``); TrialError when trials failed and none succeeded (or
+        failures ended the experiment)."""
         result = self.result()
+        if driver.fatal is not None:
+            raise failure_to_raise(driver.fatal, result)
         watch = driver.failures
         if not watch.failed or (watch.succeeded and driver.status is not ExperimentStatus.ERROR):
             return result

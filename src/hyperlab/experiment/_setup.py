@@ -29,7 +29,7 @@ def with_budget(options: ExperimentOptions, tuner: Tuner) -> ExperimentOptions:
     limit = tuner.budget()
     if limit is not None and (options.max_trials is None or options.max_trials > limit):
         return options.model_copy(update={"max_trials": limit})
-    if options.max_trials is None and options.max_duration is None:
+    if options.max_trials is None and options.max_duration is None and not tuner.runs_out():
         raise ConfigError(
             f"budget: the {options.tuner!r} tuner never runs out of proposals, so give a budget: "
             "max_trials=N and/or max_duration (seconds or '30m', '2h')"
@@ -80,13 +80,27 @@ def make_assessor(
 
 
 def make_executor(options: ExperimentOptions, objective: Callable[..., Any]) -> Executor:
+    """The executor the options name, for ``objective``.
+
+    Raises:
+        ConfigError: Bad options for it, or ``gpus.memory_ratio`` with the ``command``
+            executor, which does not check GPU memory.
+    """
+    gpus = options.gpus
+    if gpus is not None and gpus.memory_ratio is not None and options.executor == "command":
+        raise ConfigError(
+            f"gpus.memory_ratio: the 'command' executor does not check free GPU memory before "
+            f"a trial, got memory_ratio={gpus.memory_ratio!r}; remove it, or run a function "
+            "trial with executor 'processes', 'threads' or 'inprocess'"
+        )
     return create_executor(
         options.executor,
         objective,
         concurrency=options.concurrency,
         trial_timeout=options.trial_timeout,
-        devices=device_pool(options.gpus),
+        devices=device_pool(gpus),
         max_log_bytes=options.max_log_bytes,
+        echo_output=options.echo_output,
     )
 
 
@@ -110,7 +124,8 @@ def trial_objective(config: ExperimentConfig) -> Any:
 
 
 def device_pool(gpus: GpuConfig | None) -> DevicePool | None:
-    """The ``DevicePool`` for the ``gpus`` option; ``"auto"`` asks ``nvidia-smi``."""
+    """The ``DevicePool`` for the ``gpus`` option, with its memory check; ``"auto"`` asks
+    ``nvidia-smi``."""
     if gpus is None:
         return None
     indices = gpus.indices
@@ -121,7 +136,12 @@ def device_pool(gpus: GpuConfig | None) -> DevicePool | None:
                 "gpus.indices: 'auto' found no GPU (nvidia-smi is missing or lists none); "
                 "give the indices explicitly or remove `gpus`"
             )
-    return DevicePool(indices, per_trial=gpus.per_trial, max_trials_per_gpu=gpus.max_trials_per_gpu)
+    return DevicePool(
+        indices,
+        per_trial=gpus.per_trial,
+        max_trials_per_gpu=gpus.max_trials_per_gpu,
+        memory_check=gpus.memory_check(),
+    )
 
 
 def random_seed() -> int:

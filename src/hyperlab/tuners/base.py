@@ -60,6 +60,20 @@ class Tuner(ABC):
     def observe(self, trial: Trial) -> None:  # noqa: B027  (an optional hook, not abstract)
         """Learn from a finished trial (any final status; ``trial.value`` set if it succeeded)."""
 
+    def requeued(self, trial: Trial) -> None:  # noqa: B027  (an optional hook, not abstract)
+        """On resume: ``trial`` was interrupted and runs again with its stored params."""
+
+    def waits(self) -> bool:
+        """After ``suggest`` returned None: True if that holds only for now, because a trial
+        still running may, once it ends, give the tuner more to propose (an adaptive research
+        domain); the driver then asks again after the next trial ends."""
+        return False
+
+    def runs_out(self) -> bool:
+        """True when the tuner ends the experiment by itself (a finite ``budget``, or a finite
+        domain whose size is not known in advance), so no other budget is required."""
+        return self.budget() is not None
+
     def rng(self, *key: int) -> np.random.Generator:
         """A generator derived from the seed and ``key``, independent of call order."""
         return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))

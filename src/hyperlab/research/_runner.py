@@ -1,0 +1,513 @@
+"""Run one worker's group of a research's experiments: its branches in lockstep, iteration by
+iteration, with the root units computed once for all of them.
+
+Every experiment (one config x repetition, one trial) reports through its own
+``TrialContext``: each iteration's saved variables become one report (``step`` = the
+iteration), and it ends with one message, like a worker's trial: ``("finished" | "stopped",
+number, time, metrics)`` or ``("failed", number, time, error)``. The same code runs in worker
+processes, on threads and in the driver's thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from hyperlab.errors import TrialStopped
+from hyperlab.reporting import TrialContext, activate, deactivate, json_default
+from hyperlab.research._units import SPECIAL_NAMES, C, O, Unit
+
+__all__ = ["Plan", "alias_key", "run_group"]
+
+Send = Callable[[tuple], None]
+MAX_ERROR_CHARS = 8000
+PROFILE_FILE = "profile.jsonl"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a worker needs to run a research's experiments (pickled to workers and kept
+    in the store as the experiment's objective, so ``resume`` rebuilds the same research).
+
+    Attributes:
+        units: In the order they run within an iteration.
+        n_iters: Iterations per experiment; None runs until a generator unit is exhausted.
+        values: For each config key, the actual value of each alias (what the domains hold
+            that is not stored as it is: classes, functions, objects).
+        finalize: After a unit fails, still run the experiment's ``"last"`` units.
+        profile: Record each unit's time and calls per iteration (``profile.jsonl``).
+        workers / branches: Worker count, and experiments per worker sharing root units.
+        devices: For each worker, for each branch, the device indices it holds (physical).
+        executor: ``"processes"``, ``"threads"`` or ``"inprocess"``.
+        memory_check: Free-memory requirement checked before a worker starts on its devices.
+        echo: Also show the experiments' output on the driver's streams.
+    """
+
+    units: tuple[Unit, ...]
+    n_iters: int | None
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    finalize: bool = True
+    profile: bool = False
+    workers: int = 1
+    branches: int = 1
+    devices: tuple[tuple[tuple[int, ...], ...], ...] | None = None
+    executor: str = "processes"
+    memory_check: Any = None
+    echo: bool = False
+
+    def config(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The actual config of a trial's stored params (aliases; ``repetition`` left out)."""
+        config = {}
+        for key, alias in params.items():
+            if key == "repetition":
+                continue
+            table = self.values.get(key)
+            config[key] = table.get(alias_key(alias), alias) if table else alias
+        return config
+
+    def worker_devices(self, worker: int) -> tuple[int, ...]:
+        """The devices of every branch of ``worker``, in order, each once."""
+        if self.devices is None:
+            return ()
+        seen: list[int] = []
+        for branch in self.devices[worker]:
+            seen.extend(d for d in branch if d not in seen)
+        return tuple(seen)
+
+
+def alias_key(alias: Any) -> str:
+    """How ``Plan.values`` keys an alias (aliases may be lists or dicts)."""
+    return json.dumps(alias, sort_keys=True, default=str)
+
+
+class _Failure(Exception):
+    """A unit raised: the experiment fails with ``text`` (its traceback); ``exc`` is what the
+    unit raised, if anything (re-raised to the caller by ``debug`` and
+    ``continue_on_failure=False``)."""
+
+    def __init__(self, text: str, exc: BaseException | None = None) -> None:
+        super().__init__(text)
+        self.text = text
+        self.exc = exc
+
+
+class _Exhausted(Exception):
+    """A generator unit ran out: the experiment ends after this iteration's ``last`` units."""
+
+
+class _State:
+    """One experiment's (or the shared root's) outputs, generators and instances."""
+
+    def __init__(self, ctx: TrialContext | None, config: dict[str, Any], repetition: int) -> None:
+        self.ctx = ctx
+        self.config = config
+        self.repetition = repetition
+        self.outputs: dict[str, Any] = {}
+        self.generators: dict[str, Iterator] = {}
+        self.instances: dict[str, Any] = {}
+        self.saved: dict[str, Any] = {}  # this iteration's saved variables
+        self.last_values: dict[str, Any] = {}
+        self.ran: set[str] = set()  # units run this iteration
+        self.exc: BaseException | None = None  # what the failing unit raised
+        self.profile: dict[str, list[float]] = {}  # unit -> [seconds, calls] this iteration
+        self.error: str | None = None
+
+
+class _Group:
+    """A group of branches run in lockstep by one worker."""
+
+    def __init__(self, plan: Plan, contexts: list[TrialContext], send: Send) -> None:
+        self.plan = plan
+        self.send = send
+        self.branches: list[_State] = []
+        for ctx in contexts:
+            config = {k: v for k, v in ctx.params.items() if k != "repetition"}
+            self.branches.append(_State(ctx, config, int(ctx.params.get("repetition", 0))))
+        self.root = _State(None, _common(self.branches), -1)
+        self.roots = [u for u in plan.units if u.root]
+        self.own = [u for u in plan.units if not u.root]
+
+    # ---- running ------------------------------------------------------------------------
+
+    def run(self) -> None:
+        plan = self.plan
+        for state in self.branches:
+            self.send(("started", state.ctx.number, time.time()))  # type: ignore[union-attr]
+        live = list(self.branches)
+        iteration = 0
+        try:
+            self._create_instances(self.root, self.roots, iteration, live)
+            for state in live:
+                self._create_instances(state, self.own, iteration, [state])
+        except _Failure as failure:
+            self._fail_all(live, failure, iteration)
+            return
+        live = [s for s in live if s.error is None]
+        while live and (plan.n_iters is None or iteration < plan.n_iters):
+            last = plan.n_iters is not None and iteration == plan.n_iters - 1
+            ending = self._iterate_root(iteration, last, live)
+            if ending == "failed":
+                return
+            for state in list(live):
+                ended = self._iterate_branch(state, iteration, last or ending == "exhausted")
+                if ended:
+                    live.remove(state)
+            if ending == "exhausted":
+                break
+            iteration += 1
+        for state in live:
+            self._end(state, "finished")
+
+    def _create_instances(
+        self, state: _State, units: list[Unit], iteration: int, branches: list[_State]
+    ) -> None:
+        for unit in units:
+            if unit.kind != "instance":
+                continue
+            try:
+                state.instances[unit.name] = self._call(unit, state, iteration, branches)
+                state.outputs[unit.name] = state.instances[unit.name]
+            except Exception as exc:
+                raise _Failure(_error_text(unit.name, iteration), exc) from None
+
+    def _iterate_root(self, iteration: int, last: bool, live: list[_State]) -> str | None:
+        """Run the root units due now; "failed" or "exhausted" when the group must end."""
+        if not self.roots:
+            return None
+        state = self.root
+        state.ran.clear()
+        try:
+            self._run_units(state, self.roots, iteration, last, live)
+        except _Exhausted:
+            return "exhausted"
+        except _Failure as failure:
+            self._fail_all(live, failure, iteration)
+            return "failed"
+        return None
+
+    def _iterate_branch(self, state: _State, iteration: int, last: bool) -> bool:
+        """Run one experiment's iteration; True when it ended (its end is sent)."""
+        ctx = state.ctx
+        assert ctx is not None
+        state.ran.clear()
+        state.saved = {}
+        state.profile = {}
+        token = activate(ctx)
+        try:
+            try:
+                if ctx.stop_requested:
+                    raise TrialStopped(f"trial {ctx.trial_id} was told to stop")
+                exhausted = False
+                try:
+                    self._run_units(state, self.own, iteration, last, [state])
+                except _Exhausted:
+                    exhausted = True
+                    self._run_units(state, self.own, iteration, True, [state], only_last=True)
+                self._report(state, iteration)
+                if exhausted:
+                    self._end(state, "finished")
+                    return True
+                return False
+            except _Failure as failure:
+                state.error, state.exc = failure.text, failure.exc
+                if self.plan.finalize:
+                    self._finalize(state, iteration)
+                self._write_profile(state, iteration)
+                self._end(state, "failed")
+                return True
+            except TrialStopped:
+                self._end(state, "stopped")
+                return True
+        finally:
+            deactivate(token)
+
+    def _finalize(self, state: _State, iteration: int) -> None:
+        """After a failure, run the experiment's ``"last"`` units not run yet this iteration;
+        their own errors are added to the experiment's."""
+        try:
+            self._run_units(state, self.own, iteration, True, [state], only_last=True)
+        except _Failure as failure:
+            state.error = f"{state.error}\n\nthen, finalizing:\n{failure.text}"
+        except _Exhausted:
+            pass
+        with contextlib.suppress(TrialStopped):
+            self._report(state, iteration)
+
+    def _run_units(
+        self,
+        state: _State,
+        units: list[Unit],
+        iteration: int,
+        last: bool,
+        branches: list[_State],
+        *,
+        only_last: bool = False,
+    ) -> None:
+        exhausted = False
+        for unit in units:
+            if unit.kind == "instance" or unit.name in state.ran:
+                continue
+            if only_last and not unit.when.last:
+                continue
+            if not unit.when.due(iteration, last=last):
+                continue
+            state.ran.add(unit.name)
+            started = time.perf_counter()
+            try:
+                output = self._step(unit, state, iteration, branches)
+            except _Exhausted:
+                exhausted = True
+                break
+            except Exception as exc:
+                raise _Failure(_error_text(unit.name, iteration), exc) from None
+            finally:
+                if self.plan.profile:
+                    spent = state.profile.setdefault(unit.name, [0.0, 0])
+                    spent[0] += time.perf_counter() - started
+                    spent[1] += 1
+            state.outputs[unit.name] = output
+            self._save(unit, state, output, iteration)
+        if exhausted:
+            raise _Exhausted
+
+    def _step(self, unit: Unit, state: _State, iteration: int, branches: list[_State]) -> Any:
+        """One run of a unit: a call, or the next value of its generator."""
+        if unit.kind == "generator":
+            generator = state.generators.get(unit.name)
+            if generator is None:
+                generator = self._call(unit, state, iteration, branches)
+                if not hasattr(generator, "__next__"):
+                    raise TypeError(
+                        f"unit {unit.name!r} was added with add_generator but "
+                        f"{unit.function!r} returned {type(generator).__name__}, not a generator"
+                    )
+                state.generators[unit.name] = generator
+            try:
+                return next(generator)
+            except StopIteration:
+                raise _Exhausted from None
+        return self._call(unit, state, iteration, branches)
+
+    def _call(self, unit: Unit, state: _State, iteration: int, branches: list[_State]) -> Any:
+        function = unit.function
+        if unit.kind == "method":
+            owner, _, method = str(function).partition(".")
+            instance = state.instances.get(owner, self.root.instances.get(owner))
+            function = getattr(instance, method)
+        lookup = _Lookup(self, state, iteration, branches)
+        args = [lookup.resolve(a) for a in unit.args]
+        kwargs = {k: lookup.resolve(v) for k, v in unit.kwargs.items()}
+        for name in _parameters(unit, function):
+            found, value = lookup.get(name)
+            if found:
+                kwargs[name] = value
+        return function(*args, **kwargs)
+
+    def _save(self, unit: Unit, state: _State, output: Any, iteration: int) -> None:
+        if not unit.save_to:
+            return
+        values: list[Any]
+        if len(unit.save_to) == 1:
+            values = [output]
+        else:
+            if not isinstance(output, (tuple, list)) or len(output) != len(unit.save_to):
+                raise _Failure(
+                    f"unit {unit.name!r} (iteration {iteration}): save_to names "
+                    f"{len(unit.save_to)} variables {list(unit.save_to)} but it returned "
+                    f"{_short(output)}"
+                )
+            values = list(output)
+        for name, value in zip(unit.save_to, values, strict=True):
+            stored = _storable(value, name, unit.name, iteration)
+            targets = self.branches if state is self.root else [state]
+            for target in targets:
+                target.saved[name] = stored
+                target.last_values[name] = stored
+                target.outputs[name] = value
+
+    def _report(self, state: _State, iteration: int) -> None:
+        self._write_profile(state, iteration)
+        if state.saved:
+            assert state.ctx is not None
+            saved, state.saved = state.saved, {}
+            state.ctx.report(None, iteration, saved)
+
+    def _write_profile(self, state: _State, iteration: int) -> None:
+        ctx = state.ctx
+        if not self.plan.profile or ctx is None or ctx.trial_dir is None:
+            return
+        rows = dict(state.profile)
+        if state is self.branches[0]:  # root units: counted once, with the first branch
+            for name, spent in self.root.profile.items():
+                rows.setdefault(name, spent)
+            self.root.profile = {}
+        state.profile = {}
+        if not rows:
+            return
+        os.makedirs(ctx.trial_dir, exist_ok=True)
+        lines = "".join(
+            json.dumps(
+                {
+                    "iteration": iteration,
+                    "unit": name,
+                    "time": spent[0],
+                    "calls": spent[1],
+                    "attempt": ctx.attempt,
+                }
+            )
+            + "\n"
+            for name, spent in rows.items()
+        )
+        with open(os.path.join(ctx.trial_dir, PROFILE_FILE), "a", encoding="utf-8") as file:
+            file.write(lines)
+
+    # ---- ending --------------------------------------------------------------------------
+
+    def _end(self, state: _State, how: str) -> None:
+        ctx = state.ctx
+        assert ctx is not None
+        now = time.time()
+        if how == "failed":
+            error = state.error or "the experiment failed"
+            self.send(("failed", ctx.number, now, error, state.exc))
+        elif how == "stopped":
+            self.send(("stopped", ctx.number, now, ctx.last))
+        else:
+            self.send(("finished", ctx.number, now, dict(state.last_values)))
+
+    def _fail_all(self, live: list[_State], failure: _Failure, iteration: int) -> None:
+        for state in live:
+            state.error = f"a root unit failed:\n{failure.text}"
+            state.exc = failure.exc
+            if self.plan.finalize:
+                token = activate(state.ctx)
+                try:
+                    self._finalize(state, iteration)
+                finally:
+                    deactivate(token)
+            self._end(state, "failed")
+
+
+class _Lookup:
+    """What a unit's arguments can name: outputs, saved variables, the experiment's state,
+    the config; root units see only the config values their branches share."""
+
+    def __init__(self, group: _Group, state: _State, iteration: int, branches: list[_State]):
+        self.group = group
+        self.state = state
+        self.iteration = iteration
+        self.branches = branches
+
+    def get(self, name: str) -> tuple[bool, Any]:
+        state, root = self.state, self.group.root
+        for outputs in (state.outputs, root.outputs):
+            if name in outputs:
+                return True, outputs[name]
+        if name in SPECIAL_NAMES:
+            return True, self._special(name)
+        if name in state.config:
+            return True, state.config[name]
+        return False, None
+
+    def _special(self, name: str) -> Any:
+        state = self.state
+        ctx = state.ctx if state.ctx is not None else self.branches[0].ctx
+        if name == "config":
+            return dict(state.config)
+        if name == "iteration":
+            return self.iteration
+        if name == "repetition":
+            return state.repetition if state.ctx is not None else self.branches[0].repetition
+        if name == "seed":
+            return ctx.seed if ctx is not None else None
+        return ctx.devices if ctx is not None else ()
+
+    def resolve(self, value: Any) -> Any:
+        if isinstance(value, O):
+            found, output = self.get(value.name)
+            if not found:
+                raise KeyError(f"O({value.name!r}): no unit has produced it yet")
+            return output
+        if isinstance(value, C):
+            if value.key not in self.state.config:
+                if self.state is self.group.root:
+                    raise KeyError(
+                        f"C({value.key!r}): a root unit reads only config values its branches "
+                        f"share, and {value.key!r} differs between them"
+                    )
+                raise KeyError(f"C({value.key!r}): not in the config {sorted(self.state.config)}")
+            return self.state.config[value.key]
+        return value
+
+
+_PARAMETERS: dict[int, list[str]] = {}
+
+
+def _parameters(unit: Unit, function: Any) -> list[str]:
+    """The names filled by name for ``function`` (cached per function object)."""
+    key = id(function)
+    names = _PARAMETERS.get(key)
+    if names is None:
+        bound = Unit(unit.name, "callable", function, unit.args, unit.kwargs)
+        names = bound.parameters()
+        if unit.kind != "method":
+            _PARAMETERS[key] = names
+    return names
+
+
+def _common(branches: list[_State]) -> dict[str, Any]:
+    """The config values every branch has alike: what root units may read."""
+    if not branches:
+        return {}
+    first = branches[0].config
+    return {
+        k: v
+        for k, v in first.items()
+        if all(k in b.config and _same(b.config[k], v) for b in branches[1:])
+    }
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a is b or a == b)
+    except Exception:  # e.g. numpy arrays
+        return a is b
+
+
+def _storable(value: Any, name: str, unit: str, iteration: int) -> Any:
+    """``value`` as the store keeps it (numbers, strings, lists, dicts; numpy converted)."""
+    try:
+        return json.loads(json.dumps(value, default=json_default, allow_nan=True))
+    except (TypeError, ValueError):
+        raise _Failure(
+            f"unit {unit!r} (iteration {iteration}): save_to variable {name!r} holds "
+            f"{_short(value)}, which cannot be stored; save numbers, strings, lists or dicts "
+            f"(objects stay readable by other units as O({unit!r}))"
+        ) from None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:80] + '...' if len(text) > 80 else text}"
+
+
+def _error_text(unit: str, iteration: int) -> str:
+    text = traceback.format_exc().rstrip()
+    if len(text) > MAX_ERROR_CHARS:
+        text = "..." + text[-MAX_ERROR_CHARS:]
+    return f"unit {unit!r} failed at iteration {iteration}:\n{text}"
+
+
+def run_group(plan: Plan, contexts: list[TrialContext], send: Send) -> None:
+    """Run the experiments of ``contexts`` (one per branch) to their ends, in this thread.
+
+    Each context's ``params`` is its actual config (with ``repetition``); every experiment's
+    end is sent exactly once. ``KeyboardInterrupt`` and ``SystemExit`` propagate.
+    """
+    _Group(plan, contexts, send).run()

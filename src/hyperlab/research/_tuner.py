@@ -1,0 +1,153 @@
+"""The tuner of researches: proposes the domain's configs x repetitions in order, and lets an
+``update_domain`` function replace the domain as results come in."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from hyperlab.errors import ConfigError
+from hyperlab.space import SearchSpace
+from hyperlab.trial import Trial, TrialStatus
+from hyperlab.tuners.base import Tuner
+
+__all__ = ["DomainTuner"]
+
+
+class DomainTuner(Tuner):
+    """Proposes, for trial after trial, the next config x repetition of a ``Domain``.
+
+    A trial's params are the config's aliases plus ``repetition``. Proposals depend only on
+    the seed and the trials seen (finished ones through ``observe``, interrupted ones that
+    run again through ``requeued``), so a resumed research proposes what it had not run:
+    a config x repetition that already has a trial is never proposed again.
+
+    Args:
+        space: What the experiment shows as its search space (the domain's options).
+        domain: The ``hyperlab.Domain`` to draw configs from.
+        n_configs / n_reps / repeat_each: As ``Domain.iterator`` takes them.
+        update: ``(function, every, kwargs)``: every ``every`` finished trials,
+            ``function(results, **kwargs)`` gets the finished trials so far (a pandas DataFrame,
+            one row per config x repetition: config aliases, ``repetition``, ``status`` and
+            the last value of each saved variable) and returns the next domain, or None to
+            keep the current one. The new domain's configs are proposed from then on.
+        check: Called with each new domain before it is used (raises ``ConfigError``).
+    """
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        *,
+        domain: Any,
+        n_configs: int | None = None,
+        n_reps: int = 1,
+        repeat_each: int | None = None,
+        update: tuple[Callable[..., Any], int, dict[str, Any]] | None = None,
+        check: Callable[[Any], None] | None = None,
+        mode: str = "min",
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(space, mode=mode, seed=seed)
+        self.domain = domain
+        self.n_configs = n_configs
+        self.n_reps = n_reps
+        self.repeat_each = repeat_each
+        self.update = update
+        self.check = check
+        self.generation = 0
+        self._items: Any = None  # the iterator, made at the first proposal (kept picklable)
+        self._seen: set[str] = set()
+        self._finished: list[Trial] = []
+        self._waiting = False
+
+    def _iterate(self) -> Any:
+        return iter(
+            self.domain.iterator(
+                n_configs=self.n_configs,
+                n_reps=self.n_reps,
+                repeat_each=self.repeat_each,
+                seed=_generation_seed(self.seed, self.generation),
+            )
+        )
+
+    def budget(self) -> int | None:
+        size = self.domain.size
+        if self.update is None and size is not None:
+            return min(size, self.n_configs or size) * self.n_reps
+        return None if self.n_configs is None else self.n_configs * self.n_reps
+
+    def runs_out(self) -> bool:
+        return self.budget() is not None or self.domain.size is not None
+
+    def suggest(self, number: int) -> dict[str, Any] | None:
+        if self._items is None:
+            self._items = self._iterate()
+        for item in self._items:
+            params = {**item.alias, "repetition": item.repetition}
+            key = _key(params)
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            self._waiting = False
+            return params
+        self._waiting = self.update is not None
+        return None
+
+    def waits(self) -> bool:
+        """True when ``suggest`` ran out only for now: an update of the domain may come
+        with the next finished trials."""
+        return self._waiting
+
+    def requeued(self, trial: Trial) -> None:
+        """A trial that runs again with its stored params: never propose its config again."""
+        self._seen.add(_key(trial.params))
+
+    def observe(self, trial: Trial) -> None:
+        self._seen.add(_key(trial.params))
+        if trial.status is TrialStatus.SYS_CANCELED:
+            return
+        self._finished.append(trial)
+        if self.update is None:
+            return
+        function, every, kwargs = self.update
+        if len(self._finished) % every:
+            return
+        domain = function(_results(self._finished), **kwargs)
+        if domain is None:
+            return
+        if self.check is not None:
+            self.check(domain)
+        self.domain = domain
+        self.generation += 1
+        self._items = None
+        self._waiting = False
+
+
+def _key(params: dict[str, Any]) -> str:
+    return json.dumps(params, sort_keys=True, default=str)
+
+
+def _generation_seed(seed: int, generation: int) -> Any:
+    import numpy as np
+
+    return np.random.SeedSequence(seed, spawn_key=(7, generation))
+
+
+def _results(trials: list[Trial]) -> Any:
+    """The finished trials as a DataFrame: one row per config x repetition."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ConfigError(
+            "update_domain needs pandas for the results it receives: "
+            'pip install "hyperlab[research]"'
+        ) from None
+    rows = []
+    for trial in trials:
+        row: dict[str, Any] = dict(trial.params)
+        row["trial"] = trial.number
+        row["status"] = trial.status.name
+        row.update(trial.metrics)
+        rows.append(row)
+    return pd.DataFrame(rows)
