@@ -393,7 +393,7 @@ def test_a_chosen_id_names_the_experiment_everywhere(tmp_path, hyperlab_home, ca
     )
     assert result.experiment_id == "my-study_1"
     assert [t.id for t in result.trials][:2] == ["my-study_1-0", "my-study_1-1"]
-    assert (hyperlab_home / "experiments" / "my-study_1" / "trials" / "0").is_dir()
+    assert (hyperlab_home / "experiments" / "my-study_1" / "experiment.json").is_file()
     assert hyperlab.load("my-study_1", storage=storage).best_value == 0.0
 
     assert cli_main(["--storage", storage, "show", "my-study_1"]) == 0
