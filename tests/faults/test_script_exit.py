@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 
 import hyperlab
-from hyperlab import ExperimentStatus, TrialStatus
+from hyperlab import ExperimentStatus, StoreError, TrialStatus
 from hyperlab.store import StopExperiment, Store
 from tests.faults.harness import check_no_worker_left, kill, spawn, trials_or_none, wait_for
 
@@ -77,9 +78,17 @@ def test_a_killed_driver_is_shown_lost_and_its_unseen_stop_is_not_applied(tmp_pa
         lambda: sum(t.status.is_finished() for t in trials_or_none(store, experiment_id)) >= 2,
         "2 trials to finish",
     )
-    os.kill(driver.pid, signal.SIGSTOP)  # frozen: it cannot see the stop sent now
-    wait_for(lambda: _state(driver.pid) == "T", "the driver to be stopped")
-    control = store.send_control(experiment_id, StopExperiment())
+    control = None
+    for _ in range(20):  # frozen: it cannot see the stop sent now
+        os.kill(driver.pid, signal.SIGSTOP)
+        wait_for(lambda: _state(driver.pid) == "T", "the driver to be stopped")
+        try:
+            control = store.send_control(experiment_id, StopExperiment())
+            break
+        except StoreError:  # frozen inside a group commit, holding SQLite's write lock
+            os.kill(driver.pid, signal.SIGCONT)
+            time.sleep(0.05)
+    assert control is not None, "the frozen driver kept the write lock every time"
     assert store.get_experiment(experiment_id).shown_status == "RUNNING"  # its lease is live
     kill(driver)
 
