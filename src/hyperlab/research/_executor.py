@@ -13,12 +13,13 @@ import sys
 import threading
 import time
 from collections import deque
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 from typing import Any
 
 import cloudpickle
 
 from hyperlab.errors import ConfigError
+from hyperlab.executors._processes._executor import exit_text, spawn_worker
 from hyperlab.executors._routing import ROUTER
 from hyperlab.executors.base import (
     Executor,
@@ -41,27 +42,8 @@ class _Process:
     """A worker process and the experiments it runs now."""
 
     def __init__(self, index: int, blob: bytes, devices: tuple[int, ...]) -> None:
-        task_read, task_write = os.pipe()
-        event_read, event_write = os.pipe()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        if devices:
-            env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, devices))
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-c", WORKER_COMMAND, str(task_read), str(event_write)],
-                pass_fds=(task_read, event_write),
-                start_new_session=True,
-                stdin=subprocess.DEVNULL,
-                env=env,
-            )
-        finally:
-            os.close(task_read)
-            os.close(event_write)
+        self.process, self.tasks, self.events = spawn_worker(WORKER_COMMAND, devices, blob)
         self.index = index
-        self.tasks = Connection(task_write, readable=False)
-        self.tasks.send_bytes(blob)
-        self.events = Connection(event_read, writable=False)
         self.numbers: set[int] = set()
         self.stopping: set[int] = set()
         self.kill_at: float | None = None
@@ -223,14 +205,9 @@ class ResearchExecutor(Executor):
             with contextlib.suppress(EOFError, OSError):
                 while worker.numbers and worker.events.poll():
                     self._handle(worker.events.recv())
-            code = worker.process.returncode
+            how = exit_text(worker.process)
             for number in sorted(worker.numbers):
-                how = "was killed" if code is not None and code < 0 else f"exited with code {code}"
-                self.listener(
-                    Failed(
-                        number, time.time(), f"the research worker process {how} before it ended"
-                    )
-                )
+                self.listener(Failed(number, time.time(), f"the research worker process {how}"))
             worker.numbers = set()
             worker.kill()
             del self._workers[worker.index]

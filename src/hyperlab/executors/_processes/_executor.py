@@ -27,7 +27,7 @@ from hyperlab.executors.base import (
     TrialSpec,
 )
 
-__all__ = ["ProcessExecutor", "pickle_objective"]
+__all__ = ["ProcessExecutor", "exit_text", "pickle_objective", "spawn_worker"]
 
 WORKER_STARTUP_GRACE = 60.0
 """Seconds a worker may take to start (interpreter, imports, unpickling the objective) before
@@ -129,26 +129,8 @@ class ProcessExecutor(Executor):
         return sum(slot.number is not None for slot in self._slots) + len(self._pending)
 
     def _spawn(self, devices: tuple[int, ...]) -> _Slot:
-        task_read, task_write = os.pipe()
-        event_read, event_write = os.pipe()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        if devices:
-            env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, devices))
-        try:
-            process = subprocess.Popen(
-                [sys.executable, "-c", WORKER_COMMAND, str(task_read), str(event_write)],
-                pass_fds=(task_read, event_write),
-                start_new_session=True,
-                stdin=subprocess.DEVNULL,
-                env=env,
-            )
-        finally:
-            os.close(task_read)
-            os.close(event_write)
-        tasks = Connection(task_write, readable=False)
-        tasks.send_bytes(self.objective_bytes)
-        slot = _Slot(process, tasks, Connection(event_read, writable=False), devices)
+        process, tasks, events = spawn_worker(WORKER_COMMAND, devices, self.objective_bytes)
+        slot = _Slot(process, tasks, events, devices)
         self._slots.append(slot)
         return slot
 
@@ -203,7 +185,7 @@ class ProcessExecutor(Executor):
             if slot.number is not None and not slot.alive:
                 self._drain(slot)  # whatever it sent before dying
                 if slot.number is not None:
-                    self._end(slot, f"the trial's process {_exit_text(slot.process)}")
+                    self._end(slot, f"the trial's process {exit_text(slot.process)}")
                 self._retire(slot, signal.SIGKILL)
         self._enforce_limits()
         self._reap()
@@ -313,7 +295,39 @@ def _wait_limit(watch: GpuWatch | None) -> float:
     return watch.check.n_gpu_checks * watch.check.gpu_check_delay
 
 
-def _exit_text(process: subprocess.Popen) -> str:
+def spawn_worker(
+    command: str, devices: tuple[int, ...], first: bytes
+) -> tuple[subprocess.Popen, Connection, Connection]:
+    """Start ``python -c command TASK_FD EVENT_FD`` as a worker: in its own session (so its
+    whole group can be signalled), with this process's ``sys.path`` and ``CUDA_VISIBLE_DEVICES``
+    set to ``devices`` (when any); send it ``first`` (the pickled objective).
+
+    Returns:
+        The process, the task pipe to write to, and the event pipe to read from.
+    """
+    task_read, task_write = os.pipe()
+    event_read, event_write = os.pipe()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    if devices:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, devices))
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-c", command, str(task_read), str(event_write)],
+            pass_fds=(task_read, event_write),
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+    finally:
+        os.close(task_read)
+        os.close(event_write)
+    tasks = Connection(task_write, readable=False)
+    tasks.send_bytes(first)
+    return process, tasks, Connection(event_read, writable=False)
+
+
+def exit_text(process: subprocess.Popen) -> str:
     code = process.returncode
     if code is not None and code < 0:
         try:
