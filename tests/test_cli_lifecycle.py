@@ -208,6 +208,14 @@ def test_logs_of_a_failed_function_trial_end_with_its_error(hyperlab_home):
     assert "Traceback" in out.stdout and "ValueError: no good:" in out.stdout
 
 
+def test_logs_of_a_silent_function_trial_say_it_wrote_nothing(hyperlab_home):
+    exp_id = quick("silent")  # its trials print nothing: no log files are made
+    out = cli("logs", exp_id, "0", home=hyperlab_home)
+    assert out.returncode == 0 and out.stdout == ""
+    assert "has no stdout.log or stderr.log" in out.stderr
+    assert "it wrote no output" in out.stderr and "it has no error (SUCCEEDED)" in out.stderr
+
+
 # ---- ls, exit codes, pipes ------------------------------------------------------------------
 
 

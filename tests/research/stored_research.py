@@ -45,6 +45,7 @@ def research_record(
     """The record of the research, ``research`` replacing some of its research options."""
     options = validate_options(
         name=name,
+        max_trials=len(CONFIGS) * N_REPS,  # a research's budget: all its config x repetitions
         research={
             "n_iters": N_ITERS,
             "n_configs": len(CONFIGS),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -117,3 +119,42 @@ def print_result(result: Any) -> None:
     print(result.summary(), flush=True)
     if result.best_trial is not None:
         print(f"best parameters: {json.dumps(result.best_params, default=str)}", flush=True)
+
+
+def write_export(
+    args: argparse.Namespace,
+    record: Any,
+    rows: list[dict[str, Any]],
+    columns: list[str],
+    key: str,
+) -> int:
+    """Write ``rows`` to ``args.output`` (or stdout) as ``args.format``: CSV with ``columns``
+    (lists and dicts as JSON cells) or a JSON list; with ``--with-env``, JSON
+    ``{"id", "name", "environment", key: rows}``."""
+    exported: Any = rows
+    if args.with_env:
+        exported = {
+            "id": record.id,
+            "name": record.name,
+            "environment": record.environment,
+            key: rows,
+        }
+    out = open(args.output, "w", newline="") if args.output else sys.stdout  # noqa: SIM115
+    try:
+        if args.format == "json":
+            json.dump(exported, out, indent=2, default=str)
+            out.write("\n")
+        else:
+            writer = csv.DictWriter(out, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
+        out.flush()
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def _cell(value: Any) -> Any:
+    """A value as a CSV cell: lists and dicts as JSON, the rest as they are."""
+    return json.dumps(value) if isinstance(value, (list, dict)) else value

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import fnmatch
 import json
@@ -23,8 +22,9 @@ from hyperlab.cli._common import (
     status_option,
     trial_table,
     when,
+    write_export,
 )
-from hyperlab.cli._research import export_research, planned_runs, researches_of, show_research
+from hyperlab.cli._research import export_research, show_research
 from hyperlab.errors import ConfigError
 
 
@@ -40,10 +40,14 @@ def cmd_ls(args: argparse.Namespace) -> int:
         summaries = [s for s in summaries if s.status.value == wanted]
     if args.name:
         summaries = [s for s in summaries if fnmatch.fnmatchcase(s.name or "", args.name)]
-    researches = researches_of(store, summaries)
+    researches = {s.id for s in summaries if s.research is not None}
     if args.json:
         rows = [
-            {k: v.value if hasattr(v, "value") else v for k, v in dataclasses.asdict(s).items()}
+            {
+                k: v.value if hasattr(v, "value") else v
+                for k, v in dataclasses.asdict(s).items()
+                if k != "research"
+            }
             | {"kind": "research" if s.id in researches else "experiment"}
             for s in summaries
         ]
@@ -52,9 +56,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
     kind = ["kind"] if researches else []  # a column only when some experiment is a research
     table = Table("id", "name", *kind, "status", "trials", "failed", "best", "started", "duration")
     for exp in summaries:
-        total = "?" if exp.max_trials is None else str(exp.max_trials)
-        if exp.id in researches:
-            total = str(planned_runs(researches[exp.id]) or "?")
+        total = "?" if exp.max_trials is None else str(exp.max_trials)  # a research's: all runs
         status = f"{exp.status} (driver lost)" if exp.driver_lost else str(exp.status)
         best = "-" if exp.best_value is None else f"{exp.best_value:.6g}"
         table.add_row(
@@ -202,8 +204,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 
 def _function_trial_error(store: Any, record: Any, number: int, folder: Path) -> None:
-    """A function trial has no log files yet: print its stored error, and say where its output
-    went."""
+    """A function trial has no log files: print its stored error, and say why there are none."""
     from hyperlab.errors import TrialNotFound
 
     try:
@@ -214,9 +215,9 @@ def _function_trial_error(store: Any, record: Any, number: int, folder: Path) ->
         print(trial.error.rstrip())
     shown = "its stored error is above" if trial.error else f"it has no error ({trial.status})"
     print(
-        f"hyperlab: trial {number} of {record.id} is a function trial ({record.options.executor} "
-        f"executor): its output goes to the driver's output today (the terminal that ran it, "
-        f"or {folder / 'driver.log'} for a --detach run); {shown}",
+        f"hyperlab: trial {number} of {record.id} has no stdout.log or stderr.log in "
+        f"{folder / 'trials' / str(number)}: it wrote no output (or it ran before hyperlab "
+        f"kept function trials' output, when it went to the driver's); {shown}",
         file=sys.stderr,
     )
 
@@ -240,34 +241,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     store = open_store(args)
     experiment_id = store.resolve(args.id)
     if store.get_experiment(experiment_id).options.research is not None:
-        return export_research(store, experiment_id, args)
+        return export_research(store, experiment_id, args)  # its saved values, not trials
     rows = [trial.as_row() for trial in store.get_trials(experiment_id, reports=False)]
-    exported: Any = rows
-    if args.with_env:
-        record = store.get_experiment(experiment_id)
-        exported = {
-            "id": record.id,
-            "name": record.name,
-            "environment": record.environment,
-            "trials": rows,
-        }
-    out = open(args.output, "w", newline="") if args.output else sys.stdout  # noqa: SIM115
-    try:
-        if args.format == "json":
-            json.dump(exported, out, indent=2, default=str)
-            out.write("\n")
-        else:
-            columns: list[str] = []
-            for row in rows:
-                columns.extend(c for c in row if c not in columns)
-            writer = csv.DictWriter(out, fieldnames=columns)
-            writer.writeheader()
-            writer.writerows(rows)
-        out.flush()
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    return 0
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(c for c in row if c not in columns)
+    return write_export(args, store.get_experiment(experiment_id), rows, columns, "trials")
 
 
 def cmd_rm(args: argparse.Namespace) -> int:

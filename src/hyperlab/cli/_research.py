@@ -7,52 +7,24 @@ None of it needs pandas.
 from __future__ import annotations
 
 import argparse
-import csv
-import json
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hyperlab.cli._common import duration, hyperlab_command, make_console, when
+from hyperlab.cli._common import duration, hyperlab_command, make_console, when, write_export
 
 if TYPE_CHECKING:
-    from hyperlab.config import ResearchOptions
-    from hyperlab.store import ExperimentRecord, ExperimentSummary, Store
+    from hyperlab.store import ExperimentRecord, Store
 
-__all__ = ["export_research", "planned_runs", "researches_of", "show_research"]
-
-
-def researches_of(
-    store: Store, summaries: Sequence[ExperimentSummary]
-) -> dict[str, ResearchOptions]:
-    """The research options of those of ``summaries`` that are researches, by id (one read
-    per experiment)."""
-    from hyperlab.errors import ExperimentNotFound
-
-    found = {}
-    for summary in summaries:
-        try:
-            research = store.get_experiment(summary.id).options.research
-        except ExperimentNotFound:  # deleted since it was listed
-            continue
-        if research is not None:
-            found[summary.id] = research
-    return found
+__all__ = ["export_research", "show_research"]
 
 
-def planned_runs(research: ResearchOptions) -> int | None:
-    """How many config x repetitions the research runs, when its number of configs is set."""
-    return None if research.n_configs is None else research.n_configs * research.n_reps
-
-
-def _progress(research: ResearchOptions, trials: Sequence[Any]) -> str:
+def _progress(planned: int | None, trials: Sequence[Any]) -> str:
     from hyperlab.research._rows import ended
 
     done = [t for t in trials if ended(t)]
     counts: dict[str, int] = {}
     for t in done:
         counts[str(t.status)] = counts.get(str(t.status), 0) + 1
-    planned = planned_runs(research)
     total = f"{len(done)}/{planned}" if planned is not None else f"{len(done)} of {len(trials)}"
     kinds = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     return f"{total} config x repetitions finished" + (f" ({kinds})" if kinds else "")
@@ -73,7 +45,7 @@ def show_research(store: Store, record: ExperimentRecord) -> int:
     console.print(f"[bold]research {record.id}[/bold]  {record.name or ''}")
     lines = {
         "status": record.shown_status,
-        "progress": _progress(research, trials),
+        "progress": _progress(record.options.max_trials, trials),
         "units": ", ".join(research.units) or "-",
         "n_iters": "until a generator ends" if research.n_iters is None else str(research.n_iters),
         "n_reps": str(research.n_reps),
@@ -112,11 +84,6 @@ def show_research(store: Store, record: ExperimentRecord) -> int:
     return 0
 
 
-def _cell(value: Any) -> Any:
-    """A value as a CSV cell: lists and dicts as JSON, the rest as they are."""
-    return json.dumps(value) if isinstance(value, (list, dict)) else value
-
-
 def export_research(store: Store, experiment_id: str, args: argparse.Namespace) -> int:
     """Write a research's saved values, one row per config x repetition x iteration x
     variable (or, with ``--pivot``, per config x repetition x iteration), as CSV or JSON;
@@ -124,26 +91,5 @@ def export_research(store: Store, experiment_id: str, args: argparse.Namespace) 
     from hyperlab.research._results import ResearchResults
 
     selected = ResearchResults(store, experiment_id).to_rows(pivot=args.pivot)
-    exported: Any = selected.rows
-    if args.with_env:
-        record = store.get_experiment(experiment_id)
-        exported = {
-            "id": record.id,
-            "name": record.name,
-            "environment": record.environment,
-            "rows": selected.rows,
-        }
-    out = open(args.output, "w", newline="") if args.output else sys.stdout  # noqa: SIM115
-    try:
-        if args.format == "json":
-            json.dump(exported, out, indent=2, default=str)
-            out.write("\n")
-        else:
-            writer = csv.DictWriter(out, fieldnames=selected.columns)
-            writer.writeheader()
-            writer.writerows({k: _cell(v) for k, v in row.items()} for row in selected.rows)
-        out.flush()
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    return 0
+    record = store.get_experiment(experiment_id)
+    return write_export(args, record, selected.rows, selected.columns, "rows")

@@ -66,8 +66,8 @@ def trial_log(
         note = (
             f"no {stream}.log yet"
             if command
-            else "a function trial has no log file: its output goes to its driver's output "
-            "(the terminal that ran it, or driver.log of a detached run)"
+            else f"this function trial has no log file: it wrote no {stream} "
+            + ("so far" if not ended else "(or it ran before hyperlab kept its output)")
         )
         return LogOut(
             stream=stream,

@@ -95,4 +95,5 @@ def summary_from_row(row: Any, options: ExperimentOptions) -> ExperimentSummary:
         max_trials=options.max_trials,
         max_duration=options.max_duration,
         metric=options.metric,
+        research=options.research,
     )

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from hyperlab.config import ExperimentOptions
+from hyperlab.config import ExperimentOptions, ResearchOptions
 from hyperlab.errors import ExperimentBusy
 from hyperlab.trial import ExperimentStatus, Mode, TrialStatus
 
@@ -168,6 +168,7 @@ class ExperimentSummary:
         max_trials: Its ``max_trials`` option, if set.
         max_duration: Its ``max_duration`` option (seconds), if set.
         metric: The metric it optimizes, if named.
+        research: What makes it a research (``hyperlab.Research``), or None.
     """
 
     id: str
@@ -187,6 +188,7 @@ class ExperimentSummary:
     max_trials: int | None
     max_duration: float | None = None
     metric: str | None = None
+    research: ResearchOptions | None = None
 
 
 class Imported(NamedTuple):
