@@ -351,3 +351,18 @@ def test_the_rest_api_returns_the_environment(recorded) -> None:
     with client_for(create_app(storage, session_token=SESSION_TOKEN)) as client:
         body = client.get(f"/api/v1/experiments/{experiment_id}").json()
     assert body["environment"] == env and body["environment"]["git"]["branch"] == "main"
+
+
+def test_a_distribution_installed_since_the_last_capture_is_listed(tmp_path, monkeypatch):
+    def install(name: str, version: str) -> None:
+        info = tmp_path / f"{name}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    install("hyperlab-probe-one", "1.0")
+    first = capture_environment(tmp_path)["packages"]
+    assert "hyperlab-probe-one==1.0" in first
+    install("hyperlab-probe-two", "2.0")
+    second = capture_environment(tmp_path)["packages"]
+    assert {"hyperlab-probe-one==1.0", "hyperlab-probe-two==2.0"} <= set(second)

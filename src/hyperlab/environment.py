@@ -49,7 +49,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, NamedTuple, TypeVar, cast
 
-__all__ = ["DIFF_LIMIT", "capture_environment", "describe_environment"]
+__all__ = ["DIFF_LIMIT", "EnvironmentCapture", "capture_environment", "describe_environment"]
 
 DIFF_LIMIT = 1_000_000
 """Bytes of ``git diff`` kept; a longer diff is cut there and marked ``diff_truncated``."""
@@ -66,6 +66,34 @@ _NAME_SEPARATORS = re.compile(r"[-_.]+")
 _TIME = "%Y-%m-%d %H:%M:%S"
 
 T = TypeVar("T")
+
+
+class EnvironmentCapture:
+    """``capture_environment(code_dir)`` on a daemon thread, started at once, so that an
+    experiment does not wait for its git calls and package list before its first trial.
+
+    ``done`` says whether it finished; ``result`` waits for it (None if ``timeout`` passed).
+    """
+
+    def __init__(self, code_dir: str | os.PathLike[str] | None = None) -> None:
+        self._value: dict[str, Any] | None = None
+        self._thread = threading.Thread(
+            target=self._capture, args=(code_dir,), name="hyperlab-environment", daemon=True
+        )
+        self._thread.start()
+
+    def _capture(self, code_dir: str | os.PathLike[str] | None) -> None:
+        self._value = capture_environment(code_dir)
+
+    @property
+    def done(self) -> bool:
+        """Whether the capture finished."""
+        return not self._thread.is_alive()
+
+    def result(self, timeout: float | None = None) -> dict[str, Any] | None:
+        """The environment, once captured (waiting up to ``timeout`` seconds)."""
+        self._thread.join(timeout)
+        return self._value
 
 
 def capture_environment(code_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
@@ -111,10 +139,34 @@ def capture_environment(code_dir: str | os.PathLike[str] | None = None) -> dict[
     return env
 
 
+_PACKAGES: dict[tuple, list[str]] = {}  # by _path_state(): one entry, the latest
+
+
+def _path_state() -> tuple:
+    """``sys.path`` and the modification time of each of its folders: installing, upgrading
+    or removing a distribution changes the time of the folder that holds its metadata."""
+    state = []
+    for entry in sys.path:
+        try:
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            state.append((entry, None))
+    return tuple(state)
+
+
 def _installed_packages() -> list[str]:
     """``name==version`` of every distribution this Python can import, like ``pip freeze``:
     sorted by name (case-insensitively), one per project (the first on ``sys.path``, the one
-    that imports). Parses only the head of each metadata file: a few milliseconds."""
+    that imports). Parses only the head of each metadata file, once per state of the
+    ``sys.path`` folders in a process (a few milliseconds; then a few microseconds)."""
+    state = _path_state()
+    if state not in _PACKAGES:
+        _PACKAGES.clear()
+        _PACKAGES[state] = _read_packages()
+    return list(_PACKAGES[state])
+
+
+def _read_packages() -> list[str]:
     found: dict[str, str] = {}
     for dist in importlib.metadata.distributions():
         head = _metadata_head(dist)

@@ -285,6 +285,8 @@ def test_promotion_variant_under_the_driver(tmp_path):
     assert sim.t(sim.trials()[0].finished_at) == pytest.approx(21.0)
     assert curves.runs[0] == 3  # started, resumed twice: from its checkpoint each time
     assert [r.step for r in sim.trials()[0].reports] == list(range(9))  # no step twice
+    resumed = [s.number for s in sim.executor.submitted if s.ran_before]
+    assert sorted(resumed) == [0, 0, 2, 4]  # only resumed trials may find output in their folder
     # the trials never promoted end EARLY_STOPPED with the experiment, their reports kept
     for number in (4, 2):
         assert reached[number] == 3 and statuses[number] is TrialStatus.EARLY_STOPPED

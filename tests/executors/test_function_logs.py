@@ -193,7 +193,7 @@ def test_a_trial_without_a_folder_prints_to_the_driver_as_before(tmp_path, capfd
 def test_a_resumed_paused_trial_appends_and_a_rerun_starts_afresh(tmp_path):
     executor = create_executor("inprocess", talk)
     drive(executor, [spec(0, tmp_path)])
-    drive(executor, [spec(0, tmp_path)])  # the same attempt again: a paused trial resumed
+    drive(executor, [spec(0, tmp_path, ran_before=True)])  # a paused trial resumed
     assert logs(tmp_path, 0)[0] == "hello from 0.0\n" * 2
     drive(executor, [spec(0, tmp_path, attempt=2)])  # run again after a crash
     assert logs(tmp_path, 0)[0] == "hello from 0.0\n"

@@ -54,7 +54,7 @@ class TrialStreams:
         self._lock = threading.Lock()
         self._logs: tuple[TrialLog, TrialLog] | None = None
         self._closed = False
-        if spec.trial_dir is not None and has_logs(spec.trial_dir):
+        if spec.trial_dir is not None and not spec.fresh and has_logs(spec.trial_dir):
             self._open()
 
     def write(self, index: int, text: str) -> None:

@@ -122,6 +122,7 @@ class TrialSpec:
         restore_from: The folder of the trial whose checkpoints this one starts from when it
             has none of its own (population based training), or None.
         checkpoint_keep: How many of its latest checkpoints the trial keeps.
+        ran_before: It ran before with this attempt (a paused trial resumed).
     """
 
     number: int
@@ -133,6 +134,13 @@ class TrialSpec:
     devices: tuple[int, ...] = ()
     restore_from: str | None = None
     checkpoint_keep: int = 1
+    ran_before: bool = False
+
+    @property
+    def fresh(self) -> bool:
+        """True for a trial's first run: its folder holds nothing of an earlier one (no logs,
+        no checkpoints), so nothing there needs looking at before it starts."""
+        return self.attempt == 1 and not self.ran_before
 
 
 Listener = Callable[[Event], None]

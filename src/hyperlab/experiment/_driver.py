@@ -22,6 +22,7 @@ import numpy as np
 
 from hyperlab.assessors.base import Assessor, Resume, Stop
 from hyperlab.config import ExperimentOptions
+from hyperlab.environment import EnvironmentCapture
 from hyperlab.executors.base import (
     Event,
     Executor,
@@ -76,6 +77,7 @@ from hyperlab.tuners.base import Tuner
 FLUSH_INTERVAL = 0.1  # seconds between group commits
 CONTROL_INTERVAL = 0.1  # seconds between reads of the control table
 POLL_TIMEOUT = 0.05
+ENVIRONMENT_WAIT = 10.0  # seconds a run's end waits for its environment capture
 
 
 def budget_left(options: ExperimentOptions, created: int, elapsed: float) -> bool:
@@ -129,6 +131,8 @@ class Driver:
             readers), or None.
         callbacks: Objects whose ``on_trial_start``, ``on_report`` and ``on_trial_end`` this
             driver calls (checked by ``check_callbacks``; see ``hyperlab.Callback``).
+        environment: The environment capture of a new experiment still under way: the driver
+            writes it to the store once it is done (at the latest as the run ends).
     """
 
     def __init__(
@@ -146,6 +150,7 @@ class Driver:
         clock: Clock = SYSTEM_CLOCK,
         server_url: str | None = None,
         callbacks: Sequence[Any] = (),
+        environment: EnvironmentCapture | None = None,
     ) -> None:
         self.store = store
         self.record = record
@@ -179,6 +184,7 @@ class Driver:
         self.error: str | None = None
         self.fatal: FatalFailure | None = None  # continue_on_failure=False ended it there
         self.callbacks = CallbackRunner(callbacks, record.id)
+        self.environment = environment
         self._t0: float | None = None  # when this driver's run began (monotonic)
         self._elapsed0 = record.elapsed  # experiment time of earlier drivers
         self.status = record.status
@@ -366,9 +372,19 @@ class Driver:
                 f"experiment {self.id}: this driver could not renew its lease in time and "
                 "another driver took the experiment over; this one stops without writing more"
             )
+        if self.environment is not None and self.environment.done:
+            self._write_environment()
         if tick - self._last_flush >= FLUSH_INTERVAL and self.store.pending:
             self._last_flush = tick
             self.store.flush()
+
+    def _write_environment(self, timeout: float | None = None) -> None:
+        """Store the environment capture's result (waiting up to ``timeout`` seconds)."""
+        assert self.environment is not None
+        found = self.environment.result(timeout)
+        if found is not None:
+            self.store.update_experiment(self.id, environment=found)
+            self.environment = None
 
     def _shutdown(self, reason: TrialStatus) -> None:
         """Stop what still runs, record it, write the final status and give the lease up."""
@@ -388,6 +404,8 @@ class Driver:
                 if status is not ExperimentStatus.STOPPED:  # never resumed: stopped early
                     self._end_paused(now)
                 self._set_status(status, finished_at=now, error=self.error, server_url=None)
+                if self.environment is not None:
+                    self._write_environment(ENVIRONMENT_WAIT)
                 self.store.flush()
                 self.store.release_lease(self.keeper.lease, elapsed=self.elapsed())
         finally:
@@ -525,6 +543,7 @@ class Driver:
             trial.attempt,
             restore_from=restore,
             checkpoint_keep=self.options.checkpoint_keep,
+            ran_before=trial.started_at is not None,  # a paused trial resumed
         )
 
     # ---- events ---------------------------------------------------------------------------

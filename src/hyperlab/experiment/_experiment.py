@@ -11,6 +11,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,7 +28,7 @@ from hyperlab.config import (
     load_config,
     validate_options,
 )
-from hyperlab.environment import capture_environment
+from hyperlab.environment import EnvironmentCapture
 from hyperlab.errors import ConfigError, TrialError
 from hyperlab.executors import CommandTrial
 from hyperlab.executors.base import Executor
@@ -62,6 +63,9 @@ from hyperlab.trial import ExperimentStatus, Mode, Trial
 from hyperlab.tuners.base import Tuner, create_tuner, tuner_name
 
 __all__ = ["Experiment"]
+
+ENVIRONMENT_WAIT = 10.0
+"""Seconds ``save`` waits for the environment capture (its git calls stop after 5)."""
 
 
 class Experiment:
@@ -166,11 +170,6 @@ class Experiment:
             objective_path=objective_folder(objective),
             tuner=try_pickle(tuner) if isinstance(tuner, Tuner) else None,
             created_at=time.time(),
-            environment=capture_environment(  # a command's folder, else its module's
-                objective.code_dir
-                if isinstance(objective, CommandTrial)
-                else objective_folder(objective)
-            ),
         )
         self._setup(
             store,
@@ -184,6 +183,12 @@ class Experiment:
             storage,
             hooks,
         )
+        code_dir = (  # where its git state is read: a command's folder, else its module's
+            objective.code_dir
+            if isinstance(objective, CommandTrial)
+            else objective_folder(objective)
+        )
+        self._environment: EnvironmentCapture | None = EnvironmentCapture(code_dir)
 
     def _setup(
         self,
@@ -210,6 +215,7 @@ class Experiment:
         self._history = history
         self._progress = progress
         self._callbacks = callbacks
+        self._environment = None  # a new experiment's capture, being taken (set by __init__)
         self._driver: Driver | None = None
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
@@ -310,7 +316,12 @@ class Experiment:
             raise ConfigError(f"experiment {self.id} was already started")
         if port is not None:
             check_serving(port, host)
+        environment = None
         if self._history is None:
+            environment = self._environment
+            if environment is not None and environment.done:  # else the driver writes it
+                self._record = replace(self._record, environment=environment.result())
+                environment = None
             self._store.create_experiment(self._record)
         folder = self.folder
         folder.mkdir(parents=True, exist_ok=True)
@@ -345,6 +356,7 @@ class Experiment:
                 progress=self._progress,
                 server_url=None if self._server is None else self._server.url,
                 callbacks=self._callbacks,
+                environment=environment,
             )
         except BaseException:
             self._stop_serving()
@@ -362,6 +374,9 @@ class Experiment:
         ``hyperlab.resume(id)``, in this process or another, then runs it.
         """
         if self._history is None:
+            if self._environment is not None:
+                environment = self._environment.result(ENVIRONMENT_WAIT)
+                self._record = replace(self._record, environment=environment)
             self._store.create_experiment(self._record)
             self._history = []
         ensure_token(self.folder)

@@ -37,6 +37,7 @@ EXPERIMENT_FIELDS = frozenset(
         "options",
         "space",
         "server_url",
+        "environment",
     }
 )
 """What ``update_experiment`` may change."""

@@ -295,7 +295,8 @@ class Store(ApiReads):
         """Buffer changes to an experiment's fields.
 
         The fields are any of ``status``, ``name``, ``started_at``, ``finished_at``, ``error``,
-        ``driver_host``, ``driver_pid``, ``heartbeat_at``, ``options`` and ``space``. Later
+        ``driver_host``, ``driver_pid``, ``heartbeat_at``, ``options``, ``space``,
+        ``server_url`` and ``environment``. Later
         calls before a flush override earlier ones field by field. An update of an experiment
         that does not exist (any more) changes nothing.
 
