@@ -212,6 +212,20 @@ def test_update_domain_receives_results_and_proposes_the_next_domain(tmp_path):
     assert xs[:2] == [1.0, 4.0] and sorted(xs[2:]) == [0.5, 2.0]
 
 
+def test_an_update_function_that_raises_ends_the_research_with_its_name(tmp_path):
+    def refine(results):
+        raise ValueError("no best config")
+
+    research = (
+        Research(name="adaptive", domain=Domain(x=[1.0, 4.0]), storage=_store(tmp_path))
+        .add_callable(lambda x: x, name="f", save_to="y")
+        .update_domain(refine, when=1)
+    )
+    with pytest.raises(ConfigError, match=r"update_domain: refine\(\) raised ValueError: no best"):
+        research.run(n_iters=1, executor="inprocess", progress=False)
+    assert research.experiment.status is hyperlab.ExperimentStatus.ERROR
+
+
 def test_devices_are_split_over_workers_and_branches(tmp_path):
     out = tmp_path / "devices.txt"
 
@@ -241,6 +255,7 @@ def test_devices_are_split_over_workers_and_branches(tmp_path):
             {},
             "a unit named 'abs' was already added",
         ),
+        (lambda s: Research(domain={"x": [1]}, mode="maximize", storage=s), {}, "mode: expected"),
         (
             lambda s: Research(domain={"x": [1]}, storage=s).add_callable(abs, when=1.5),
             {},

@@ -76,6 +76,8 @@ class Research:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{field}: expected an integer >= 1, got {value!r}")
+        if mode not in ("min", "max"):
+            raise ConfigError(f"mode: expected 'min' or 'max', got {mode!r}")
         self.name = name
         self.domain = domain if isinstance(domain, Domain) else Domain(domain or {})
         self.n_configs = n_configs

@@ -21,7 +21,7 @@ from typing import Any
 
 from hyperlab.errors import TrialStopped
 from hyperlab.reporting import TrialContext, activate, deactivate, json_default
-from hyperlab.research._units import SPECIAL_NAMES, C, O, Unit
+from hyperlab.research._units import SPECIAL_NAMES, C, O, Unit, filled_names
 
 __all__ = ["Plan", "alias_key", "run_group"]
 
@@ -131,6 +131,7 @@ class _Group:
             self.branches.append(_State(ctx, config, int(ctx.params.get("repetition", 0))))
         self.root = _State(None, _common(self.branches), -1)
         self.roots = [u for u in plan.units if u.root]
+        self.names: dict[tuple[str, int], list[str]] = {}  # parameters filled by name
         self.own = [u for u in plan.units if not u.root]
 
     # ---- running ------------------------------------------------------------------------
@@ -303,7 +304,11 @@ class _Group:
         lookup = _Lookup(self, state, iteration, branches)
         args = [lookup.resolve(a) for a in unit.args]
         kwargs = {k: lookup.resolve(v) for k, v in unit.kwargs.items()}
-        for name in _parameters(unit, function):
+        key = (unit.name, id(state) if unit.kind == "method" else 0)
+        names = self.names.get(key)
+        if names is None:  # a method belongs to its experiment's instance
+            names = self.names[key] = filled_names(function, unit.args, unit.kwargs)
+        for name in names:
             found, value = lookup.get(name)
             if found:
                 kwargs[name] = value
@@ -444,21 +449,6 @@ class _Lookup:
                 raise KeyError(f"C({value.key!r}): not in the config {sorted(self.state.config)}")
             return self.state.config[value.key]
         return value
-
-
-_PARAMETERS: dict[int, list[str]] = {}
-
-
-def _parameters(unit: Unit, function: Any) -> list[str]:
-    """The names filled by name for ``function`` (cached per function object)."""
-    key = id(function)
-    names = _PARAMETERS.get(key)
-    if names is None:
-        bound = Unit(unit.name, "callable", function, unit.args, unit.kwargs)
-        names = bound.parameters()
-        if unit.kind != "method":
-            _PARAMETERS[key] = names
-    return names
 
 
 def _common(branches: list[_State]) -> dict[str, Any]:

@@ -113,7 +113,14 @@ class DomainTuner(Tuner):
         function, every, kwargs = self.update
         if len(self._finished) % every:
             return
-        domain = function(_results(self._finished), **kwargs)
+        try:
+            domain = function(_results(self._finished), **kwargs)
+        except Exception as exc:
+            name = getattr(function, "__name__", repr(function))
+            raise ConfigError(
+                f"update_domain: {name}() raised {type(exc).__name__}: {exc} (after "
+                f"{len(self._finished)} finished experiments)"
+            ) from exc
         if domain is None:
             return
         if self.check is not None:

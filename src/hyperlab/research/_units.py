@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -63,10 +63,6 @@ class When:
                 last = True
             elif isinstance(item, str) and item.startswith("#") and item[1:].isdigit():
                 at.add(int(item[1:]))
-            elif isinstance(item, str) and item.startswith("%") and item[1:].isdigit():
-                if int(item[1:]) == 0:
-                    raise _bad_when(when, unit)
-                every.append(int(item[1:]))
             else:
                 raise _bad_when(when, unit)
         if not items:
@@ -124,28 +120,27 @@ class Unit:
     when: When = field(default_factory=lambda: When((1,)))
     root: bool = False
 
-    def parameters(self) -> list[str]:
-        """The names of the function's parameters not given explicitly (filled by name)."""
-        if self.kind in ("method", "instance") and not callable(self.function):
-            return []
-        try:
-            signature = inspect.signature(self.function)
-        except (TypeError, ValueError):
-            return []
-        given = set(self.kwargs)
-        names = []
-        for index, p in enumerate(signature.parameters.values()):
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in given:
-                continue
-            if p.kind is not p.KEYWORD_ONLY and index < len(self.args):
-                continue
-            names.append(p.name)
-        return names
-
     def references(self) -> list[C | O]:
         """The ``C`` and ``O`` references among its arguments."""
         values = [*self.args, *self.kwargs.values()]
         return [v for v in values if isinstance(v, (C, O))]
+
+
+def filled_names(function: Any, args: tuple, kwargs: dict[str, Any]) -> list[str]:
+    """The names of ``function``'s parameters that ``args``/``kwargs`` leave open: a unit's
+    runner fills them by name."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # some builtins have no signature
+        return []
+    names = []
+    for index, p in enumerate(signature.parameters.values()):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in kwargs:
+            continue
+        if p.kind is not p.KEYWORD_ONLY and index < len(args):
+            continue
+        names.append(p.name)
+    return names
 
 
 def parse_save_to(save_to: str | Sequence[str] | None, unit: str) -> tuple[str, ...]:
@@ -227,6 +222,3 @@ def unit_name(function: Any, name: str | None) -> str:
     if not isinstance(found, str) or found == "<lambda>":
         raise ConfigError(f"name: give a name to the unit {function!r} (it has no usable __name__)")
     return found
-
-
-Resolver = Callable[[str], Any]
