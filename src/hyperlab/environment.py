@@ -145,7 +145,7 @@ _PACKAGES: dict[tuple, list[str]] = {}  # by _path_state(): one entry, the lates
 def _path_state() -> tuple:
     """``sys.path`` and the modification time of each of its folders: installing, upgrading
     or removing a distribution changes the time of the folder that holds its metadata."""
-    state = []
+    state: list[tuple[str, int | None]] = []
     for entry in sys.path:
         try:
             state.append((entry, os.stat(entry or ".").st_mtime_ns))

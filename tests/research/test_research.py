@@ -241,6 +241,18 @@ def test_devices_are_split_over_workers_and_branches(tmp_path):
     assert lines == ["0,1 [0]", "0,1 [1]", "2,3 [0]", "2,3 [1]"]
 
 
+def test_devices_of_thread_workers_are_the_devices_own_indices(tmp_path, monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)  # the driver's process sees all
+    seen = []
+    research = Research(
+        name="gpus", domain=Domain(i=[0, 1, 2, 3]), storage=_store(tmp_path)
+    ).add_callable(lambda devices: seen.append(tuple(devices)) or 1, name="where", save_to="one")
+    research.run(
+        n_iters=1, workers=2, branches=2, devices=[4, 5, 6, 7], executor="threads", progress=False
+    )
+    assert sorted(seen) == [(4,), (5,), (6,), (7,)]
+
+
 @pytest.mark.parametrize(
     "build, run_args, message",
     [

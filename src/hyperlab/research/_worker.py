@@ -38,7 +38,9 @@ def make_contexts(
     plan: Plan, worker: int, specs: list[TrialSpec], send: Send
 ) -> list[TrialContext]:
     """One trial context per branch: its actual config (with ``repetition``) as params, and
-    its devices as the worker's process sees them (indices into ``CUDA_VISIBLE_DEVICES``)."""
+    its devices as its process sees them: indices into ``CUDA_VISIBLE_DEVICES`` in a worker
+    process (set to the worker's devices), the devices' own indices on threads of the driver's
+    process, which sees every device."""
     contexts = []
     visible = plan.worker_devices(worker)
     for branch, spec in enumerate(specs):
@@ -51,7 +53,9 @@ def make_contexts(
         params["repetition"] = spec.params.get("repetition", 0)
         devices: tuple[int, ...] = ()
         if plan.devices is not None:
-            devices = tuple(visible.index(d) for d in plan.devices[worker][branch])
+            devices = plan.devices[worker][branch]
+            if plan.executor == "processes":  # its process sees only its worker's devices
+                devices = tuple(visible.index(d) for d in devices)
         contexts.append(
             TrialContext(
                 number,
