@@ -43,6 +43,7 @@ _EXPORTS = {
     # inside a trial
     "get_params": "hyperlab.reporting",
     "report": "hyperlab.reporting",
+    "suggest": "hyperlab.reporting",
     "trial_dir": "hyperlab.reporting",
     "trial_seed": "hyperlab.reporting",
     "trial_devices": "hyperlab.reporting",
@@ -102,6 +103,7 @@ __all__ = [
     "report",
     "resume",
     "run",
+    "suggest",
     "trial_devices",
     "trial_dir",
     "trial_seed",
@@ -142,6 +144,7 @@ if _typing.TYPE_CHECKING:
         get_params,
         load_checkpoint,
         report,
+        suggest,
         trial_devices,
         trial_dir,
         trial_seed,

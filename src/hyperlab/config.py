@@ -188,6 +188,12 @@ class ExperimentOptions(BaseModel):
     max_log_bytes: int | None = Field(default=DEFAULT_MAX_LOG_BYTES, ge=MIN_MAX_LOG_BYTES)
     echo_output: bool = False
     research: ResearchOptions | None = None
+    ray_address: str | None = None
+    resources: dict[str, float | int | str] | None = None
+    max_node_failures: int = Field(default=3, ge=0)
+    suggested: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Recorded by the driver: the distributions trials defined as they ran
+    (``hyperlab.suggest``), name to NNI spec."""
 
     _durations = field_validator("max_duration", "trial_timeout", mode="before")(_duration_field)
 
@@ -303,6 +309,16 @@ class ExperimentConfig(ExperimentOptions):
                     )
                 data = {**data, key: block["name"], f"{key}_args": block.get("args") or {}}
         return data
+
+    @field_validator("suggested")
+    @classmethod
+    def _not_suggested(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if value:
+            raise ValueError(
+                f"suggested: the driver records what trials define as they run "
+                f"(hyperlab.suggest), got {value!r}; declare parameters in search_space"
+            )
+        return value
 
     @property
     def executor_name(self) -> str:

@@ -44,6 +44,7 @@ __all__ = [
     "get_params",
     "load_checkpoint",
     "report",
+    "suggest",
     "trial_devices",
     "trial_dir",
     "trial_seed",
@@ -52,6 +53,11 @@ __all__ = [
 Emit = Callable[[int, dict], None]
 """How a context hands a report to its executor: ``emit(step, metrics)``."""
 
+Ask = Callable[["TrialContext", int, str, dict], Any]
+"""How a context asks the driver for a parameter's value: ``ask(ctx, index, name, spec)``,
+which waits for the answer (``ValueError`` with the driver's error). One per executor, not
+per trial: it is on every trial's path."""
+
 EmitFinal = Callable[[dict], None]
 """How a context hands a final result (``set_final``) to its executor, if it must."""
 
@@ -59,6 +65,10 @@ PARAMS_FILE_VAR = "HYPERLAB_PARAMS_FILE"
 """The environment variable that marks a command trial: the path of its parameter file."""
 CHECKPOINTS_DIR = "checkpoints"
 """The folder of a trial's checkpoints, inside its own folder."""
+ANSWERS_DIR = "answers"
+"""The folder where the driver answers a command trial's requests for parameters."""
+ANSWER_POLL = 0.01
+"""Seconds between two looks for the driver's answer to a command trial's request."""
 
 
 class TrialContext:
@@ -83,10 +93,13 @@ class TrialContext:
             after an interruption).
         command: True in a command trial, which defers SIGTERM while a reported step is not
             yet saved by the ``checkpoint`` that follows it.
+        ask: How ``suggest`` asks the driver for a parameter, or None where trials cannot.
     """
 
     __slots__ = (
         "_stop_requested",
+        "ask",
+        "asked",
         "attempt",
         "checkpoint_dir",
         "checkpoint_keep",
@@ -127,6 +140,7 @@ class TrialContext:
         checkpoint_keep: int = 1,
         attempt: int = 1,
         command: bool = False,
+        ask: Ask | None = None,
     ) -> None:
         self.number = number
         self.trial_id = trial_id
@@ -152,6 +166,8 @@ class TrialContext:
         self.unsaved = False  # it reported since its last checkpoint
         self.saving = False  # a checkpoint is being written
         self._stop_requested = False
+        self.ask = ask
+        self.asked: dict[str, dict] = {}  # name -> the spec it was asked with, in this run
 
     @property
     def experiment_id(self) -> str:
@@ -191,6 +207,35 @@ class TrialContext:
         if self._stop_requested and not self.checkpointing:  # decided during emit
             raise TrialStopped(f"trial {self.trial_id} was told to stop")
         return merged
+
+    def suggest(self, name: str, spec: dict) -> Any:
+        """The value of parameter ``name`` drawn from ``spec`` (NNI JSON), asked of the
+        driver the first time this run asks for ``name``; the same value after that.
+
+        Raises:
+            ValueError: ``spec`` contradicts how ``name`` was asked before, in this trial or
+                in the search space (the message names both definitions).
+            HyperlabError: This executor's trials cannot ask for parameters.
+            TrialStopped: The trial was told to stop while it waited.
+        """
+        before = self.asked.get(name)
+        if before is not None:
+            if before != spec:
+                raise ValueError(
+                    f"parameter {name!r}: asked as {spec} after {before} in this trial; "
+                    "ask for one parameter with one distribution"
+                )
+            return self.params[name]
+        if self.ask is None:
+            raise HyperlabError(
+                f"suggest({name!r}): trial {self.trial_id} runs where trials cannot ask the "
+                "driver for parameters (research units, a command run outside hyperlab); "
+                "declare the parameter in the search space instead"
+            )
+        value = self.ask(self, len(self.asked), name, spec)
+        self.asked[name] = spec
+        self.params[name] = value
+        return value
 
     def set_final(self, value: Any = None, metrics: dict | None = None) -> dict:
         """Declare the trial's final result (NNI's ``report_final_result``); returns it.
@@ -308,6 +353,8 @@ def _context_from_environment() -> TrialContext:
             attempt=int(attempt) if attempt.isdigit() else 1,
             command=True,
         )
+        if channel.path and _process_context.trial_dir:
+            _process_context.ask = channel.ask
         return _process_context
 
 
@@ -331,6 +378,23 @@ class _Channel:
     def final(self, metrics: dict) -> None:
         self.write({"tag": "final", "time": time.time(), "metrics": metrics})
 
+    def ask(self, ctx: TrialContext, index: int, name: str, spec: dict) -> Any:
+        """A command trial's ``ask``: a ``request`` line on the channel, then a wait for the
+        driver's answer, written to ``answers/<attempt>-<index>.json`` in the trial's folder."""
+        answer = Path(ctx.trial_dir or ".") / ANSWERS_DIR / f"{ctx.attempt}-{index}.json"
+        message = {"tag": "request", "time": time.time(), "index": index}
+        self.write({**message, "name": name, "spec": spec})
+        while True:
+            try:
+                with open(answer, encoding="utf-8") as f:
+                    got = json.load(f)
+                break
+            except FileNotFoundError:
+                time.sleep(ANSWER_POLL)
+        if got.get("error") is not None:
+            raise ValueError(got["error"])
+        return got.get("value")
+
     def write(self, message: dict) -> None:
         if not self.path:
             return
@@ -339,7 +403,7 @@ class _Channel:
         except (TypeError, ValueError) as exc:
             raise HyperlabError(
                 f"report(): metrics must be numbers, strings, lists or dicts, got "
-                f"{message['metrics']!r} ({exc})"
+                f"{message.get('metrics', message)!r} ({exc})"
             ) from None
         if self.fd is None:
             self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -375,6 +439,33 @@ def report(value: Any = None, *, step: int | None = None, **metrics: Any) -> Non
         TrialStopped: The trial was told to stop (by an assessor or a user); let it propagate.
     """
     current().report(value, step, metrics)
+
+
+def suggest(name: str, distribution: Any) -> Any:
+    """The running trial's value of parameter ``name``, defined here, as it runs (define by
+    run, as Optuna's ``trial.suggest_*``).
+
+    The first call for ``name`` asks the driver, which answers with the value its tuner
+    proposed when ``name`` is in the search space, or else draws one from ``distribution``
+    (seeded by the trial's seed) and adds ``name`` to the experiment's search space. Either
+    way the value is in the trial's params, in the store. Later calls return the same value.
+
+    Args:
+        name: The parameter's name.
+        distribution: A hyperlab parameter (``hyperlab.loguniform(1e-4, 1e-1)``...) or its
+            NNI spec (``{"_type": "loguniform", "_value": [1e-4, 0.1]}``).
+
+    Raises:
+        SearchSpaceError: ``distribution`` is not a valid parameter (named).
+        ValueError: It contradicts how ``name`` is defined in the search space or was asked
+            before in this trial; the message names both definitions.
+        HyperlabError: Outside a trial, or in a command or research trial.
+    """
+    from hyperlab.space import SearchSpace
+
+    ctx = current()
+    spec = SearchSpace({name: distribution}).to_nni()[name]
+    return ctx.suggest(name, spec)
 
 
 def trial_dir() -> Path:

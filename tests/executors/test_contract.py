@@ -61,6 +61,8 @@ class TestCommand(ExecutorContract):
 
 
 class TestFake(ExecutorContract):
+    answers_requests = False  # its scripted trials never ask
+
     @pytest.fixture
     def make_executor(self) -> ExecutorFactory:
         def make(**options: Any) -> Executor:

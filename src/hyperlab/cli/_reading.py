@@ -103,6 +103,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         ),
         "budget": f"max_trials={options.max_trials}, max_duration={options.max_duration}",
         "executor": f"{options.executor} x{options.concurrency}",
+        "by run": ", ".join(  # parameters trials defined as they ran (hyperlab.suggest)
+            f"{name} {spec.get('_type')}{spec.get('_value')}"
+            for name, spec in options.suggested.items()
+        ),
         "trial": str(record.objective_ref),
         "seed": str(record.seed),
         "created": when(record.created_at),
@@ -110,6 +114,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         "finished": when(record.finished_at),
         "elapsed": duration(record.elapsed),
     }
+    if not lines["by run"]:
+        del lines["by run"]
     if record.driver_alive():
         lines["driver"] = f"pid {record.driver_pid} on {record.driver_host}"
         if record.server_url is not None:

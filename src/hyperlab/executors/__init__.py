@@ -1,4 +1,5 @@
-"""Executors: where trials run (``inprocess``, ``threads``, ``processes``, ``command``).
+"""Executors: where trials run (``inprocess``, ``threads``, ``processes``, ``command``,
+``ray``).
 
 Pick one by name; ``CommandTrial`` is what the ``command`` executor runs, and a ``DevicePool``
 places trials on GPUs. The names are imported when first used: a trial process that only needs
@@ -18,7 +19,9 @@ _EXPORTS = {
     "Executor": "hyperlab.executors.base",
     "Failed": "hyperlab.executors.base",
     "Finished": "hyperlab.executors.base",
+    "Lost": "hyperlab.executors.base",
     "Reported": "hyperlab.executors.base",
+    "Requested": "hyperlab.executors.base",
     "Started": "hyperlab.executors.base",
     "Stopped": "hyperlab.executors.base",
     "TrialEnd": "hyperlab.executors.base",
@@ -39,7 +42,9 @@ __all__ = [
     "Executor",
     "Failed",
     "Finished",
+    "Lost",
     "Reported",
+    "Requested",
     "Started",
     "Stopped",
     "TrialEnd",
@@ -74,7 +79,9 @@ if _typing.TYPE_CHECKING:
         Executor,
         Failed,
         Finished,
+        Lost,
         Reported,
+        Requested,
         Started,
         Stopped,
         TrialEnd,

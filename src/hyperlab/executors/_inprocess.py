@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from typing import Any
 
+from hyperlab.errors import HyperlabError
 from hyperlab.executors._local import run_here
 from hyperlab.executors._routing import ROUTER
 from hyperlab.executors._run import make_context
-from hyperlab.executors.base import Executor, Listener, Reported, Started, Stopped, TrialSpec
+from hyperlab.executors.base import (
+    Executor,
+    Listener,
+    Reported,
+    Requested,
+    Started,
+    Stopped,
+    TrialSpec,
+)
 from hyperlab.reporting import TrialContext, activate, deactivate
 
 __all__ = ["InProcessExecutor"]
@@ -36,6 +46,7 @@ class InProcessExecutor(Executor):
         self._queue: deque[TrialSpec] = deque()
         self._ctx: TrialContext | None = None
         self._routing = False  # whether this executor holds the output router open
+        self._answers: dict[tuple[int, int], tuple[Any, str | None]] = {}
 
     @property
     def running(self) -> int:
@@ -66,7 +77,7 @@ class InProcessExecutor(Executor):
             finally:
                 deactivate(token)
 
-        ctx = make_context(spec, emit)
+        ctx = make_context(spec, emit, ask=self._ask)
 
         def started() -> None:
             if self.trial_timeout is not None:
@@ -79,6 +90,23 @@ class InProcessExecutor(Executor):
         finally:
             self._ctx = None
         listener(end)
+
+    def _ask(self, ctx: TrialContext, index: int, name: str, spec: dict) -> Any:
+        """The driver answers in this thread, at once (its listener calls ``answer``)."""
+        token = activate(None)
+        try:
+            self.listener(Requested(ctx.number, time.time(), index, name, spec))
+        finally:
+            deactivate(token)
+        got = self._answers.pop((ctx.number, index), None)
+        if got is None:
+            raise HyperlabError(f"trial {ctx.number}: request {index} got no answer")
+        if got[1] is not None:
+            raise ValueError(got[1])
+        return got[0]
+
+    def answer(self, number: int, index: int, value: Any, error: str | None = None) -> None:
+        self._answers[(number, index)] = (value, error)
 
     def stop(self, number: int) -> None:
         if self._ctx is not None and self._ctx.number == number:

@@ -308,6 +308,19 @@ class WatchedLogs:
         self._tails = []
 
 
+def watch_trial_logs(
+    trial_dir: str | None, attempt: int, number: int, cap: int | None, echo: bool
+) -> WatchedLogs | str | None:
+    """The ``WatchedLogs`` of a trial whose output another process writes (``prepare_logs``
+    first); None for a trial without a folder, or the error text when they cannot be made."""
+    if trial_dir is None:
+        return None
+    try:
+        return WatchedLogs(prepare_logs(trial_dir, attempt), cap, echo, number)
+    except OSError as exc:
+        return f"the trial's logs could not be made: {exc}"
+
+
 class RedirectedOutput:
     """Descriptors 1 and 2 of this process pointed at a trial's logs, for the ``with`` block.
 

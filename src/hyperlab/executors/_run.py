@@ -19,6 +19,7 @@ from hyperlab.errors import TrialStopped
 from hyperlab.executors.base import Failed, Finished, Stopped, TrialEnd, TrialSpec
 from hyperlab.reporting import (
     CHECKPOINTS_DIR,
+    Ask,
     Emit,
     TrialContext,
     TrialTimeout,
@@ -40,8 +41,15 @@ MAX_ERROR_CHARS = 8000
 TIME_THIS_ITER_S = "time_this_iter_s"
 
 
-def make_context(spec: TrialSpec, emit: Emit, *, deadline: float | None = None) -> TrialContext:
-    """The trial-side context for ``spec``, reporting through ``emit``."""
+def make_context(
+    spec: TrialSpec,
+    emit: Emit,
+    *,
+    deadline: float | None = None,
+    ask: Ask | None = None,
+) -> TrialContext:
+    """The trial-side context for ``spec``, reporting through ``emit`` and asking for
+    parameters (``hyperlab.suggest``) through ``ask``."""
     restore = spec.restore_from
     return TrialContext(
         spec.number,
@@ -55,6 +63,7 @@ def make_context(spec: TrialSpec, emit: Emit, *, deadline: float | None = None) 
         restore_dir=None if restore is None else os.path.join(restore, CHECKPOINTS_DIR),
         checkpoint_keep=spec.checkpoint_keep,
         attempt=spec.attempt,
+        ask=ask,
     )
 
 

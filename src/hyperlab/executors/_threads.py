@@ -5,8 +5,10 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from typing import Any
 
 from hyperlab.executors._local import run_here
+from hyperlab.executors._requests import Answers
 from hyperlab.executors._routing import ROUTER
 from hyperlab.executors._run import make_context
 from hyperlab.executors.base import (
@@ -16,6 +18,7 @@ from hyperlab.executors.base import (
     Failed,
     Listener,
     Reported,
+    Requested,
     Started,
     Stopped,
     TrialEnd,
@@ -56,6 +59,7 @@ class ThreadExecutor(Executor):
         self._deadlines: dict[int, float] = {}
         self._threads: dict[int, threading.Thread] = {}
         self._routing = False  # whether this executor holds the output router open
+        self._answers = Answers()
 
     @property
     def running(self) -> int:
@@ -75,7 +79,7 @@ class ThreadExecutor(Executor):
         def emit(step: int, metrics: dict) -> None:
             put(Reported(number, time.time(), step, metrics))
 
-        ctx = make_context(spec, emit)
+        ctx = make_context(spec, emit, ask=self._ask)
         self._active[number] = ctx
         thread = threading.Thread(
             target=self._work, args=(spec, ctx), name=f"hyperlab-trial-{number}", daemon=True
@@ -128,6 +132,13 @@ class ThreadExecutor(Executor):
                 self._active[number].request_stop()
                 error = f"trial exceeded trial_timeout={self.trial_timeout:g}s"
                 self._deliver(Failed(number, time.time(), error))
+
+    def _ask(self, ctx: TrialContext, index: int, name: str, spec: dict) -> Any:
+        self._events.put(Requested(ctx.number, time.time(), index, name, spec))
+        return self._answers.take(ctx, index)
+
+    def answer(self, number: int, index: int, value: Any, error: str | None = None) -> None:
+        self._answers.put(number, index, value, error)
 
     def stop(self, number: int) -> None:
         ctx = self._active.get(number)

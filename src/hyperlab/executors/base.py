@@ -5,8 +5,9 @@ An executor knows nothing about tuners, assessors or the store. The driver ``sub
 ``open``, always in the thread that called ``poll`` (so the driver's thread alone touches the
 experiment's state). Events are frozen records, one class per kind (``Started``, ``Reported``,
 ``Finished``, ``Failed``, ``Stopped``). Every submitted trial ends with exactly one
-``Finished``, ``Failed`` or ``Stopped``, after its ``Started`` and ``Reported`` events, and
-``close`` leaves no trial running. ``hyperlab.testing.ExecutorContract`` checks all of this.
+``Finished``, ``Failed`` or ``Stopped`` (or ``Lost``, from an executor whose machines can die
+under a trial), after its ``Started`` and ``Reported`` events, and ``close`` leaves no trial
+running. ``hyperlab.testing.ExecutorContract`` checks all of this.
 
 An executor whose trials outlive a killed driver (``command``) may also ``adopt`` them when the
 experiment is resumed: an adopted trial gets no ``Started`` (it started under the dead driver),
@@ -35,7 +36,9 @@ __all__ = [
     "Executor",
     "Failed",
     "Finished",
+    "Lost",
     "Reported",
+    "Requested",
     "Started",
     "Stopped",
     "TrialEnd",
@@ -100,14 +103,40 @@ class Stopped:
     metrics: dict[str, Any] | None = None
 
 
-Event = Started | Reported | Finished | Failed | Stopped
+@dataclass(frozen=True, slots=True)
+class Requested:
+    """The running trial asks the driver for the value of parameter ``name``, drawn from
+    ``spec`` (its NNI JSON, ``{"_type": ..., "_value": [...]}``): a define-by-run
+    ``hyperlab.suggest``. It waits until the driver calls ``Executor.answer(number, index,
+    ...)``; ``index`` counts the trial's requests from 0."""
+
+    number: int
+    time: float
+    index: int
+    name: str
+    spec: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Lost:
+    """The trial's run was lost with the machine it ran on (a Ray node died), through no
+    fault of its own: the driver runs it again with ``attempt + 1``, from its last checkpoint
+    when it has one. ``reason`` says what was lost."""
+
+    number: int
+    time: float
+    reason: str
+
+
+Event = Started | Reported | Requested | Finished | Failed | Stopped | Lost
 """Everything an executor tells the driver: one frozen record per kind."""
 
 TrialEnd = Finished | Failed | Stopped
-"""The three ways a trial ends; every submitted trial ends with exactly one."""
+"""The three ways a trial's code ends."""
 
-END_EVENTS = (Finished, Failed, Stopped)
-"""The classes of ``TrialEnd``, for ``isinstance``."""
+END_EVENTS = (Finished, Failed, Stopped, Lost)
+"""The classes of the events that end a submitted trial's run (a ``TrialEnd``, or ``Lost``),
+for ``isinstance``; every submitted trial's run ends with exactly one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +320,13 @@ class Executor(ABC):
         """
         return None
 
+    def answer(self, number: int, index: int, value: Any, error: str | None = None) -> None:
+        """Answer trial ``number``'s request ``index`` (a ``Requested`` event): with
+        ``value``, or with ``error``, which the trial's ``hyperlab.suggest`` raises as a
+        ``ValueError``. An executor whose trials cannot ask (their ``suggest`` says so) never
+        delivers ``Requested`` and keeps this default."""
+        raise HyperlabError(f"the {self.name!r} executor's trials cannot ask for parameters")
+
     @abstractmethod
     def poll(self, timeout: float) -> None:
         """Deliver the events that happened, waiting up to ``timeout`` seconds for the first."""
@@ -327,6 +363,7 @@ EXECUTORS: Registry[Executor] = Registry(
         "processes": "hyperlab.executors._processes:ProcessExecutor",
         "command": "hyperlab.executors._command:CommandExecutor",
         "research": "hyperlab.research._executor:ResearchExecutor",
+        "ray": "hyperlab.executors._ray:RayExecutor",
     },
 )
 """Executor names for ``executor=``, and users' own (``register_executor``)."""

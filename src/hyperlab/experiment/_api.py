@@ -60,6 +60,9 @@ def run(
     checkpoint_keep: int = 1,
     max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
     echo_output: bool = False,
+    ray_address: str | None = None,
+    resources: Mapping[str, float | int | str] | None = None,
+    max_node_failures: int = 3,
     progress: bool | float | None = None,
     callbacks: Sequence[Callback] | None = None,
     resume: str | None = None,
@@ -91,7 +94,8 @@ def run(
         max_duration: Experiment time, summed over resumes: seconds, or ``"90s"``, ``"30m"``,
             ``"2h"``; running trials are cancelled (SYS_CANCELED) when it is reached.
         concurrency: Trials at once.
-        executor: ``"inprocess"``, ``"threads"`` or ``"processes"``.
+        executor: ``"inprocess"``, ``"threads"``, ``"processes"``, ``"command"`` (for a
+            ``CommandTrial``) or ``"ray"`` (``pip install 'hyperlab[ray]'``; docs/cluster.md).
         trial_timeout: A trial running longer is FAILED.
         max_failed_trials: Consecutive failures that end the experiment in ERROR (default 10).
         continue_on_failure: False ends the experiment at the first failed trial, in ERROR,
@@ -119,6 +123,13 @@ def run(
             head and tail are kept); None keeps everything.
         echo_output: Also echo function trials' output (captured to their logs) to the
             driver's stdout and stderr.
+        ray_address: With ``executor="ray"``: ``"auto"``, ``"host:port"`` or
+            ``"ray://host:port"`` of a running Ray cluster; None uses the Ray instance this
+            process is connected to, or starts a local one.
+        resources: With ``executor="ray"``, what each trial holds on its node: ``{"cpu": 1,
+            "gpu": 0.5, "memory": "4GiB", "<custom resource>": 1}`` (default one CPU).
+        max_node_failures: With ``executor="ray"``, how many times a trial whose node dies
+            runs again (``attempt + 1``, from its last checkpoint) before it fails.
         progress: False for silence; by default a live bar on a terminal, and a plain line
             every 30 s (and each tenth of the trials) elsewhere; a number sets those seconds.
         callbacks: Objects whose ``on_trial_start(trial)``, ``on_report(trial, report)`` and
@@ -179,6 +190,9 @@ def run(
         checkpoint_keep=checkpoint_keep,
         max_log_bytes=max_log_bytes,
         echo_output=echo_output,
+        ray_address=ray_address,
+        resources=resources,
+        max_node_failures=max_node_failures,
         progress=progress,
         callbacks=callbacks,
     ).run()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from hyperlab._steering import new_space
 from hyperlab.assessors.base import Assessor
 from hyperlab.errors import ConfigError, SearchSpaceError
+from hyperlab.experiment._requests import known_part
 from hyperlab.experiment._scheduling import Scheduling
 from hyperlab.space import SearchSpace
 from hyperlab.store import AddTrial, ControlOutcome, ImportData, Store, UpdateSearchSpace
@@ -25,17 +26,27 @@ __all__ = [
     "apply_space_update",
     "fits",
     "imported_trials",
+    "retune",
 ]
 
 
 def apply_space_update(driver: Driver, request: UpdateSearchSpace) -> ControlOutcome:
-    """Rebuild the driver's tuner on the new space; it learns again from the finished trials
-    and imported results that fit it (a tuner that schedules too, BOHB, replays the whole
-    history as an assessor). The experiment's stored space changes; no trial's params do."""
+    """Rebuild the driver's tuner on the new space (see ``retune``). The experiment's stored
+    space changes; no trial's params do."""
     try:
         space = new_space(driver.record, request.space)
     except ConfigError as exc:
         return ControlOutcome.rejected(str(exc))
+    driver.by_run.declared = space
+    retune(driver, driver.by_run.space())
+    driver.store.update_experiment(driver.id, space=space.to_nni())
+    return ControlOutcome.ok(f"search space of {len(space)} parameters")
+
+
+def retune(driver: Driver, space: SearchSpace) -> None:
+    """Give the driver a new tuner on ``space``: it learns again from the finished trials and
+    imported results that fit it (their parameters of ``space``; a tuner that schedules too,
+    BOHB, replays the whole history as an assessor)."""
     options = driver.options
     tuner = create_tuner(
         options.tuner, space, mode=options.mode, seed=driver.record.seed, args=options.tuner_args
@@ -48,8 +59,9 @@ def apply_space_update(driver: Driver, request: UpdateSearchSpace) -> ControlOut
             tuner.observe(trial)
     for trial in history:
         ended = trial.status.is_finished() and trial.status is not TrialStatus.SYS_CANCELED
-        if ended and fits(space, trial.params):
-            tuner.observe(trial)
+        known = known_part(space, trial)
+        if ended and fits(space, known.params):
+            tuner.observe(known)
     if schedules:
         assert isinstance(tuner, Assessor)
         driver.scheduling = Scheduling(tuner)
@@ -58,8 +70,6 @@ def apply_space_update(driver: Driver, request: UpdateSearchSpace) -> ControlOut
         driver.scheduling.assessor.space = space  # PBT perturbs within it
     driver.tuner = tuner
     driver.exhausted = False
-    driver.store.update_experiment(driver.id, space=space.to_nni())
-    return ControlOutcome.ok(f"search space of {len(space)} parameters")
 
 
 def apply_add_trial(driver: Driver, request: AddTrial) -> ControlOutcome:

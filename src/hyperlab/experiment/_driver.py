@@ -23,13 +23,17 @@ import numpy as np
 from hyperlab.assessors.base import Assessor, Resume, Stop
 from hyperlab.config import ExperimentOptions
 from hyperlab.environment import EnvironmentCapture
+from hyperlab.errors import ConfigError, SearchSpaceError
 from hyperlab.executors.base import (
     Event,
     Executor,
     Failed,
     Finished,
+    Lost,
     Reported,
+    Requested,
     Started,
+    Stopped,
     TrialSpec,
 )
 from hyperlab.experiment._callbacks import CallbackRunner
@@ -40,11 +44,13 @@ from hyperlab.experiment._controls import (
     apply_space_update,
     fits,
     imported_trials,
+    retune,
 )
 from hyperlab.experiment._failures import FailureWatch
 from hyperlab.experiment._fatal import FatalFailure
 from hyperlab.experiment._keeper import LeaseKeeper
 from hyperlab.experiment._progress import make_progress
+from hyperlab.experiment._requests import DefinedByRun, known_part
 from hyperlab.experiment._scheduling import Scheduling, Verdict
 from hyperlab.reporting import is_finite_number
 from hyperlab.store import (
@@ -72,7 +78,7 @@ from hyperlab.trial import (
     TrialStatus,
     objective_key,
 )
-from hyperlab.tuners.base import Tuner
+from hyperlab.tuners.base import Tuner, create_tuner
 
 FLUSH_INTERVAL = 0.1  # seconds between group commits
 CONTROL_INTERVAL = 0.1  # seconds between reads of the control table
@@ -189,6 +195,8 @@ class Driver:
         self._elapsed0 = record.elapsed  # experiment time of earlier drivers
         self.status = record.status
         self.progress = make_progress(progress, self.id, options.max_trials)
+        self.by_run = DefinedByRun(tuner.space, options.suggested)
+        self.asked: dict[int, set[str]] = {}  # the names each running trial asked for
         self._replay(history or [])
 
     def _replay(self, history: list[Trial]) -> None:
@@ -200,7 +208,23 @@ class Driver:
         Those waiting or running may still run, their driver dead: ``run`` offers them to the
         executor to adopt once it holds the lease, and re-runs only those it does not take.
         """
-        space = self.tuner.space
+        for trial in history:  # which parameters defined by run the tuner models
+            if trial.status.is_finished():
+                self.by_run.ended(trial)
+        space = self.by_run.space()
+        if space is not self.tuner.space:
+            options = self.options
+            try:
+                self.tuner = create_tuner(
+                    options.tuner,
+                    space,
+                    mode=options.mode,
+                    seed=self.record.seed,
+                    args=options.tuner_args,
+                )
+            except (ConfigError, SearchSpaceError):  # a grid: they stay drawn independently
+                self.by_run.modelled = False
+                space = self.tuner.space
         imported = imported_trials(self.store, self.id)
         self.imported = len(imported)
         for trial in imported:
@@ -215,8 +239,9 @@ class Driver:
             elif trial.status.is_finished() and trial.status is not TrialStatus.SYS_CANCELED:
                 self._count(trial)
                 self.failures.record(trial)
-                if fits(space, trial.params):
-                    self.tuner.observe(trial)
+                known = known_part(space, trial)  # without the parameters it asked for
+                if fits(space, known.params):
+                    self.tuner.observe(known)
             else:
                 if not trial.status.is_finished():
                     self.orphans[trial.number] = replace(trial, reports=())
@@ -552,6 +577,8 @@ class Driver:
         trial = self.active.get(event.number)
         if trial is None:
             return
+        if isinstance(event, Lost) and trial.number in self.stop_reasons:
+            event = Stopped(event.number, event.time)  # it was being stopped anyway
         if isinstance(event, Reported):
             metrics = self._normalize(event.metrics)
             report = Report(event.step, metrics, event.time, trial.attempt)
@@ -591,6 +618,19 @@ class Driver:
             self._finish(
                 trial, TrialStatus.FAILED, event.time, error=event.error, exception=event.exception
             )
+        elif isinstance(event, Lost):
+            self._rerun(trial, event)
+        elif isinstance(event, Requested):
+            self.asked.setdefault(trial.number, set()).add(event.name)
+            value, error, new = self.by_run.answer(trial, event)
+            if new:  # a parameter first defined: recorded with its distribution
+                self.options = self.options.model_copy(update={"suggested": self.by_run.specs()})
+                self.store.update_experiment(self.id, options=self.options)
+            if error is None:
+                trial = replace(trial, params={**trial.params, event.name: value})
+                self.active[trial.number] = trial
+                self.store.put_trial(trial)
+            self.executor.answer(trial.number, event.index, value, error)
         else:
             verdict = self.stop_reasons.pop(trial.number, Verdict(TrialStatus.USER_CANCELED))
             metrics = self._normalize(event.metrics) if event.metrics else {}
@@ -600,6 +640,34 @@ class Driver:
             self._finish(
                 trial, verdict.status, event.time, value=value, metrics=metrics, error=verdict.error
             )
+
+    def _rerun(self, trial: Trial, event: Lost) -> None:
+        """Queue a trial whose run was lost to run first again, with ``attempt + 1`` (as on
+        resume: from its last checkpoint, its earlier attempts' reports kept apart)."""
+        del self.active[trial.number]
+        self.reported.discard(trial.number)
+        self.stop_reasons.pop(trial.number, None)
+        self.asked.pop(trial.number, None)  # it asks again
+        again = replace(
+            trial,
+            status=TrialStatus.WAITING,
+            attempt=trial.attempt + 1,
+            started_at=None,
+            finished_at=None,
+            error=f"attempt {trial.attempt} was lost: {event.reason}",
+        )
+        self.store.put_trial(again)
+        self.tuner.requeued(again)
+        self.requeue.appendleft(again)
+
+    def _retune(self) -> None:
+        """Rebuild the tuner on the declared space plus the parameters defined by run that
+        every trial that ended well has; a tuner that refuses them (a grid) keeps its space,
+        and they stay drawn independently."""
+        try:
+            retune(self, self.by_run.space())
+        except (ConfigError, SearchSpaceError):
+            self.by_run.modelled = False
 
     def _normalize(self, metrics: dict[str, Any]) -> dict[str, Any]:
         """A bare reported value (key ``default``) is the objective: name it after ``metric``."""
@@ -638,10 +706,13 @@ class Driver:
     ) -> None:
         """Record how ``trial`` ended (or paused) and tell the tuner, the assessor, the
         failure rules and the callbacks; ``exception`` is what a FAILED trial raised."""
+        params = trial.params
+        if self.asked and status is not TrialStatus.PAUSED:  # it keeps them until it ends
+            params = self.by_run.used(params, self.asked.pop(trial.number, None))
         trial = Trial(
             self.id,
             trial.number,
-            trial.params,
+            params,
             status,
             trial.attempt,
             value,
@@ -669,7 +740,12 @@ class Driver:
             self.paused[trial.number] = trial
             return
         self._count(trial)
-        self.tuner.observe(trial)
+        if self.by_run.params:  # some parameters were defined by run: not those
+            self.tuner.observe(known_part(self.tuner.space, trial))
+        else:
+            self.tuner.observe(trial)
+        if self.by_run.ended(trial):  # its tuner now models more or fewer of them
+            self._retune()
         self.tuner_waits = False
         failure = self.failures.record(trial)
         if failure is not None and self.ending is None:

@@ -110,6 +110,9 @@ class Experiment:
         checkpoint_keep: int = 1,
         max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
         echo_output: bool = False,
+        ray_address: str | None = None,
+        resources: Mapping[str, float | int | str] | None = None,
+        max_node_failures: int = 3,
         progress: bool | float | None = None,
         callbacks: Sequence[Callback] | None = None,
         research: ResearchOptions | Mapping[str, Any] | None = None,
@@ -139,6 +142,9 @@ class Experiment:
             max_log_bytes=max_log_bytes,
             echo_output=echo_output,
             research=research,
+            ray_address=ray_address,
+            resources=None if resources is None else dict(resources),
+            max_node_failures=max_node_failures,
         )
         if options.working_dir is not None:
             options = options.model_copy(
@@ -240,7 +246,7 @@ class Experiment:
         return cls(
             trial_objective(config),
             config.search_space,
-            **{k: v for k, v in options.model_dump().items() if k != "gpus"},
+            **{k: v for k, v in options.model_dump().items() if k not in ("gpus", "suggested")},
             gpus=options.gpus,
             storage=storage if storage is not None else config.storage,
             progress=progress,

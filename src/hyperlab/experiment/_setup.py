@@ -83,8 +83,9 @@ def make_executor(options: ExperimentOptions, objective: Callable[..., Any]) -> 
     """The executor the options name, for ``objective``.
 
     Raises:
-        ConfigError: Bad options for it, or ``gpus.memory_ratio`` with the ``command``
-            executor, which does not check GPU memory.
+        ConfigError: Bad options for it, ``gpus.memory_ratio`` with the ``command``
+            executor, which does not check GPU memory, or ``ray_address``/``resources``
+            without the ``ray`` executor.
     """
     gpus = options.gpus
     if gpus is not None and gpus.memory_ratio is not None and options.executor == "command":
@@ -93,9 +94,24 @@ def make_executor(options: ExperimentOptions, objective: Callable[..., Any]) -> 
             f"a trial, got memory_ratio={gpus.memory_ratio!r}; remove it, or run a function "
             "trial with executor 'processes', 'threads' or 'inprocess'"
         )
+    extra: dict[str, Any] = {}
+    if options.executor == "ray":
+        extra = {
+            "ray_address": options.ray_address,
+            "resources": options.resources,
+            "max_node_failures": options.max_node_failures,
+        }
+    else:
+        for field in ("ray_address", "resources"):
+            if getattr(options, field) is not None:
+                raise ConfigError(
+                    f"{field}: applies to executor='ray', got {getattr(options, field)!r} "
+                    f"with executor={options.executor!r}"
+                )
     return create_executor(
         options.executor,
         objective,
+        **extra,
         concurrency=options.concurrency,
         trial_timeout=options.trial_timeout,
         devices=device_pool(gpus),

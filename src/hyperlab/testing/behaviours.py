@@ -9,6 +9,8 @@ A trial's ``params["behaviour"]`` picks one:
 - ``"report_forever"``: reports every ``interval`` seconds for ``duration`` seconds (a trial to
   stop, or to close the executor on).
 - ``"hang"``: sleeps ``duration`` seconds without reporting (a trial to time out).
+- ``"ask"``: asks the driver for parameter ``lr`` (``ASKED``, as ``hyperlab.suggest`` does),
+  reports it, and returns it as ``loss``.
 
 Function executors run ``behave`` (a module-level function, so worker processes unpickle it by
 reference); command trials run this module, ``python -m hyperlab.testing.behaviours
@@ -28,6 +30,7 @@ from typing import Any
 from hyperlab.reporting import current, report, trial_dir
 
 __all__ = [
+    "ASKED",
     "BEHAVIOURS",
     "PID_FILE",
     "behave",
@@ -36,11 +39,14 @@ __all__ = [
     "report_metrics",
 ]
 
-BEHAVIOURS = ("finish", "raise", "report_forever", "hang")
+BEHAVIOURS = ("finish", "raise", "report_forever", "hang", "ask")
 """The behaviours ``behave`` knows."""
 
 PID_FILE = "pid"
 """The file, in a long-running trial's folder, that holds the trial's process id."""
+
+ASKED = ("lr", {"_type": "uniform", "_value": [0, 1]})
+"""The parameter an ``"ask"`` trial asks for: its name and NNI spec."""
 
 DEFAULT_INTERVAL = 0.02
 DEFAULT_DURATION = 30.0
@@ -82,6 +88,10 @@ def behave(params: dict[str, Any]) -> dict[str, Any] | None:
             step += 1
             time.sleep(interval)
         return report_metrics(params, step)
+    if behaviour == "ask":
+        value = current().suggest(*ASKED)
+        report(asked=value)
+        return {"loss": value}
     if behaviour == "hang":
         _write_pid()
         time.sleep(duration)

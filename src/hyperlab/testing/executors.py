@@ -30,7 +30,9 @@ Shell-command executors run ``behaviour_command()``; a ``FakeExecutor`` runs
   goes on with the next trials; a raising trial ends ``Failed`` with the exception's text;
 - ``close`` ends every trial still running with one end event and leaves no process of them
   running;
-- events reach the listener only in the thread that calls ``poll`` (and ``stop``/``close``).
+- events reach the listener only in the thread that calls ``poll`` (and ``stop``/``close``);
+- a trial that asks for a parameter delivers ``Requested`` and gets what ``answer`` gives it,
+  or fails with the error ``answer`` gives instead.
 
 Executors that cannot do everything declare it with class attributes instead of failing:
 ``runs_trials_in_poll`` (trials run inside ``poll`` in the caller's thread, like
@@ -39,7 +41,8 @@ from outside are skipped with that reason) and ``timeout_needs_report`` (``trial
 enforced at the trial's next report, so the timeout test uses a trial that keeps reporting
 instead of one that hangs) and ``interrupts_trials`` (False when ``stop`` takes effect at the
 trial's next report only, like ``threads``: a stopped trial that does not report ends when its
-code returns, ``Stopped``, or ``Finished`` if it was done).
+code returns, ``Stopped``, or ``Finished`` if it was done) and ``answers_requests`` (False when
+its trials cannot ask for parameters: the request test is skipped).
 """
 
 from __future__ import annotations
@@ -63,11 +66,13 @@ from hyperlab.executors.base import (
     Failed,
     Finished,
     Reported,
+    Requested,
     Started,
     Stopped,
     TrialSpec,
 )
 from hyperlab.testing.behaviours import (
+    ASKED,
     DEFAULT_DURATION,
     DEFAULT_INTERVAL,
     PID_FILE,
@@ -236,8 +241,14 @@ class ExecutorContract:
         timeout_needs_report: ``trial_timeout`` is enforced at the trial's next report only.
         interrupts_trials: ``stop`` ends a trial that does not report (by signalling or
             killing its code); False when the stop takes effect at its next report only.
+        answers_requests: Its trials can ask for parameters (``hyperlab.suggest``).
+        pooled_processes: How the command lines of processes that the executor's engine
+            keeps between trials begin (Ray's idle workers, ``ray::IDLE``, when the test
+            itself started the cluster): they are not the trials' and may outlive ``close``.
     """
 
+    answers_requests: ClassVar[bool] = True
+    pooled_processes: ClassVar[tuple[str, ...]] = ()
     runs_trials_in_poll: ClassVar[bool] = False
     timeout_needs_report: ClassVar[bool] = False
     interrupts_trials: ClassVar[bool] = True
@@ -299,6 +310,32 @@ class ExecutorContract:
             assert events[0].time <= reports[0].time <= end.time
         assert s.executor.running == 0
         assert s.executor.free_slots == s.executor.concurrency
+
+    def test_a_trial_asks_for_a_parameter_and_gets_the_answer_or_the_error(
+        self, session: Callable[..., _Session]
+    ) -> None:
+        if not self.answers_requests:
+            pytest.skip(f"{type(self).__name__}.answers_requests is False")
+        s = session(concurrency=2)
+        answered, refused = s.spec("ask"), s.spec("ask")
+
+        def answer(event: Event) -> None:  # in the listener, as the driver answers
+            if isinstance(event, Requested):
+                if event.number == answered.number:
+                    s.executor.answer(event.number, event.index, 0.25)
+                else:
+                    s.executor.answer(event.number, event.index, None, "lr: no, on purpose")
+
+        s.on_event = answer
+        s.run([answered, refused])
+        s.check()
+        (request,) = s.of(answered.number, Requested)
+        assert (request.index, request.name, request.spec) == (0, *ASKED)
+        assert s.of(answered.number, Reported)[0].metrics == {"asked": 0.25}
+        end = s.end(answered.number)
+        assert isinstance(end, Finished) and end.metrics == {"loss": 0.25}, end
+        failed = s.end(refused.number)
+        assert isinstance(failed, Failed) and "lr: no, on purpose" in failed.error, failed
 
     def test_free_slots_never_let_more_than_concurrency_run(
         self, session: Callable[..., _Session]
@@ -457,7 +494,11 @@ class ExecutorContract:
         assert s.executor.running == 0
         deadline = time.monotonic() + 0.5
         while True:
-            alive = {pid for pid in seen | s.trial_pids() if _alive(pid)}
+            alive = {
+                pid
+                for pid in seen | s.trial_pids()
+                if _alive(pid) and not _command_line(pid).startswith(self.pooled_processes)
+            }
             if not alive or time.monotonic() > deadline:
                 break
             time.sleep(0.02)
@@ -527,6 +568,15 @@ def _descendants() -> set[int]:
                 found.add(child)
                 todo.append(child)
     return found
+
+
+def _command_line(pid: int) -> str:
+    """The command line of ``pid`` as one string ("" when it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
 
 
 def _alive(pid: int) -> bool:

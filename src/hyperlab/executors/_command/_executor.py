@@ -45,19 +45,27 @@ from hyperlab.executors._command._orphans import (
     stop_leftover_group,
     with_exit_status,
 )
-from hyperlab.executors._command._run import CHANNEL_FILE, CommandRun, Ending, parse_line, tail
+from hyperlab.executors._command._run import (
+    CHANNEL_FILE,
+    CommandRun,
+    Ending,
+    parse_line,
+    parse_request,
+    tail,
+)
 from hyperlab.executors._output import LogTail, check_logs, echo_tails, finish_logs
 from hyperlab.executors.base import (
     Executor,
     Failed,
     Finished,
     Reported,
+    Requested,
     Started,
     Stopped,
     TrialEnd,
     TrialSpec,
 )
-from hyperlab.reporting import CHECKPOINTS_DIR, json_default
+from hyperlab.reporting import ANSWERS_DIR, CHECKPOINTS_DIR, json_default
 
 __all__ = ["CommandExecutor", "CommandTrial"]
 
@@ -465,6 +473,9 @@ class CommandExecutor(Executor):
         for line in lines:
             message = parse_line(line)
             if message is None:
+                request = parse_request(line)
+                if request is not None:
+                    self.listener(Requested(run.spec.number, *request))
                 continue
             tag, when, step, metrics = message
             if tag == "final":
@@ -567,6 +578,19 @@ class CommandExecutor(Executor):
         run.kill_at = time.monotonic() + self.stop_grace
 
     # ---- stopping ----------------------------------------------------------------------------
+
+    def answer(self, number: int, index: int, value: Any, error: str | None = None) -> None:
+        """Write the answer where the trial waits for it (``answers/<attempt>-<index>.json``,
+        in one rename)."""
+        run = self._runs.get(number)
+        if run is None:
+            return
+        folder = run.folder / ANSWERS_DIR
+        folder.mkdir(exist_ok=True)
+        target = folder / f"{run.spec.attempt}-{index}.json"
+        aside = folder / f".{target.name}.{os.getpid()}"
+        aside.write_text(json.dumps({"value": value, "error": error}, default=json_default))
+        os.replace(aside, target)
 
     def stop(self, number: int) -> None:
         run = self._runs.get(number)

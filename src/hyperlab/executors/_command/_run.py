@@ -15,7 +15,15 @@ from pathlib import Path
 from hyperlab.executors._command._logs import CappedLog
 from hyperlab.executors.base import TrialSpec
 
-__all__ = ["CHANNEL_FILE", "CommandRun", "Ending", "group_runs", "parse_line", "tail"]
+__all__ = [
+    "CHANNEL_FILE",
+    "CommandRun",
+    "Ending",
+    "group_runs",
+    "parse_line",
+    "parse_request",
+    "tail",
+]
 
 CHANNEL_FILE = "metrics.jsonl"
 
@@ -177,6 +185,21 @@ def parse_line(line: bytes) -> tuple[str, float, int | None, dict] | None:
     if isinstance(step, bool) or not isinstance(step, int):
         step = None
     return tag, when, step, metrics
+
+
+def parse_request(line: bytes) -> tuple[float, int, str, dict] | None:
+    """``(time, index, name, spec)`` of a channel line asking for a parameter, or None."""
+    try:
+        message = json.loads(line)
+        if message["tag"] != "request":
+            return None
+        when = float(message.get("time") or time.time())
+        index, name, spec = message["index"], message["name"], message["spec"]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if isinstance(index, bool) or not isinstance(index, int) or not isinstance(name, str):
+        return None
+    return (when, index, name, spec) if isinstance(spec, dict) else None
 
 
 def group_runs(pgid: int) -> bool:

@@ -16,12 +16,13 @@ import cloudpickle
 from hyperlab.errors import ConfigError
 from hyperlab.executors._exceptions import load_exception
 from hyperlab.executors._gpu_memory import GpuWatch
-from hyperlab.executors._output import WatchedLogs, prepare_logs
+from hyperlab.executors._output import WatchedLogs, watch_trial_logs
 from hyperlab.executors.base import (
     Executor,
     Failed,
     Finished,
     Reported,
+    Requested,
     Started,
     Stopped,
     TrialSpec,
@@ -136,15 +137,12 @@ class ProcessExecutor(Executor):
 
     def submit(self, spec: TrialSpec) -> None:
         spec = self.place(spec)
-        logs = None
-        if spec.trial_dir is not None:
-            try:
-                paths = prepare_logs(spec.trial_dir, spec.attempt)
-                logs = WatchedLogs(paths, self.max_log_bytes, self.echo_output, spec.number)
-            except OSError as exc:
-                error = f"the trial's logs could not be made: {exc}"
-                self._pending.append(Failed(spec.number, time.time(), error))
-                return
+        logs = watch_trial_logs(
+            spec.trial_dir, spec.attempt, spec.number, self.max_log_bytes, self.echo_output
+        )
+        if isinstance(logs, str):
+            self._pending.append(Failed(spec.number, time.time(), logs))
+            return
         slot = next(
             (s for s in self._slots if s.number is None and s.devices == spec.devices and s.alive),
             None,
@@ -205,6 +203,8 @@ class ProcessExecutor(Executor):
         tag, number, when = message[0], message[1], message[2]
         if tag == "report":
             self.listener(Reported(number, when, message[3], message[4]))
+        elif tag == "request":
+            self.listener(Requested(number, when, message[3], message[4], message[5]))
         elif tag == "started":
             if self.trial_timeout is not None:  # a worker's start-up is not the trial's time
                 slot.deadline = time.monotonic() + self.trial_timeout
@@ -270,6 +270,12 @@ class ProcessExecutor(Executor):
                 with contextlib.suppress(OSError):
                     slot.tasks.send(("stop", number))
                 slot.kill_at = time.monotonic() + self.stop_grace
+
+    def answer(self, number: int, index: int, value: Any, error: str | None = None) -> None:
+        for slot in self._slots:
+            if slot.number == number:
+                with contextlib.suppress(OSError):
+                    slot.tasks.send(("answer", number, index, value, error))
 
     def close(self) -> None:
         for slot in self._slots:

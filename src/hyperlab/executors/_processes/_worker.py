@@ -1,8 +1,9 @@
 """The code of a ``processes`` worker: a child process that runs trials one at a time.
 
 It talks to the driver through two one-way pipes: tasks come in (``("run", spec, watch)``,
-with the ``GpuWatch`` of its devices or None, and ``("stop", number)``), tagged tuples go out:
-``("started", number, time)``, ``("report", number, time, step, metrics)``, ``("finished" |
+with the ``GpuWatch`` of its devices or None, ``("stop", number)`` and ``("answer", number,
+index, value, error)``), tagged tuples go out: ``("started", number, time)``, ``("report",
+number, time, step, metrics)``, ``("request", number, time, index, name, spec)``, ``("finished" |
 "stopped", number, time, metrics)`` and ``("failed", number, time, error, exception)`` (the
 exception cloudpickled, or None). It leads its own session and process group (the driver starts
 it so), so the driver can signal the trial and everything it started, and it exits as soon as
@@ -25,12 +26,14 @@ import threading
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
+from typing import Any
 
 import cloudpickle
 
 from hyperlab.executors._exceptions import dump_exception
 from hyperlab.executors._gpu_memory import GpuMemory, GpuWatch
 from hyperlab.executors._output import RedirectedOutput, log_paths
+from hyperlab.executors._requests import Answers
 from hyperlab.executors._run import format_error, make_context, run_trial
 from hyperlab.executors.base import Failed, Finished, Stopped, TrialEnd, TrialSpec
 from hyperlab.reporting import TrialContext, set_process_context
@@ -60,6 +63,7 @@ class _Worker:
         self.ctx: TrialContext | None = None
         self.queued: set[int] = set()  # trials received and not started yet
         self.stop_early: set[int] = set()  # of those, the ones already told to stop
+        self.answers = Answers()  # to the trials' requests for parameters
 
     def send(self, message: tuple) -> None:
         with self.send_lock:
@@ -76,6 +80,8 @@ class _Worker:
                 with self.lock:
                     self.queued.add(message[1].number)
                 self.queue.put((message[1], message[2]))
+            elif message[0] == "answer":
+                self.answers.put(*message[1:])
             elif message[0] == "stop":
                 with self.lock:
                     ctx = self.ctx
@@ -85,6 +91,11 @@ class _Worker:
                         self.stop_early.add(message[1])
                     # else: a stop that crossed the trial's end: a resumed run of the same
                     # trial number must not inherit it
+
+    def ask(self, ctx: TrialContext, index: int, name: str, spec: dict) -> Any:
+        """A trial's request for a parameter: up the event pipe; the answer comes down."""
+        self.send(("request", ctx.number, time.time(), index, name, spec))
+        return self.answers.take(ctx, index)
 
     def serve(self, objective) -> None:
         while (task := self.queue.get()) is not None:
@@ -97,7 +108,7 @@ class _Worker:
         def emit(step: int, metrics: dict) -> None:
             send(("report", number, time.time(), step, metrics))
 
-        ctx = make_context(spec, emit)
+        ctx = make_context(spec, emit, ask=self.ask)
         with self.lock:
             self.queued.discard(number)
             if number in self.stop_early:

@@ -1,0 +1,132 @@
+"""Parameters that trials define as they run (``hyperlab.suggest``), on the driver's side.
+
+A trial's request for a parameter is answered here:
+
+- a parameter the tuner models (the declared search space, and those promoted below) gets
+  the value the tuner proposed for the trial;
+- any other is drawn from the distribution the trial gave, seeded by the trial's seed and the
+  parameter's name, so that a trial run again gets the same value.
+
+A name keeps the distribution it was first defined with, in the space or by a trial; a request
+with another one is refused, naming both. The distributions trials defined are recorded in the
+experiment's options (``suggested``).
+
+As Optuna's samplers do, the tuner models a parameter defined by run once every trial that
+ended well (SUCCEEDED or EARLY_STOPPED) so far had it (the intersection of their parameters,
+``IntersectionSearchSpace`` in Optuna): the driver then rebuilds its tuner on the declared
+space plus those, and it learns again from the history. A parameter some trials lack
+(conditional on another) stays independently drawn, and so do all of them with a tuner that
+cannot take them (a grid over the declared space).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from hyperlab.errors import SearchSpaceError
+from hyperlab.executors.base import Requested
+from hyperlab.space import SearchSpace
+from hyperlab.space._params import Parameter
+from hyperlab.trial import Trial, TrialStatus
+
+__all__ = ["DefinedByRun", "known_part"]
+
+GOOD_ENDS = (TrialStatus.SUCCEEDED, TrialStatus.EARLY_STOPPED)
+
+
+class DefinedByRun:
+    """The parameters trials defined as they ran, and which of them the tuner models.
+
+    Args:
+        declared: The experiment's search space.
+        suggested: The distributions trials defined so far (name to NNI spec).
+    """
+
+    def __init__(self, declared: SearchSpace, suggested: Mapping[str, Any]) -> None:
+        self.declared = declared
+        self.params: dict[str, Parameter] = {
+            name: SearchSpace({name: spec})[name] for name, spec in suggested.items()
+        }
+        self.shared: set[str] | None = None  # defined by every trial that ended well so far
+        self.modelled = True  # False once the tuner refused a space with them (a grid)
+
+    def answer(self, trial: Trial, request: Requested) -> tuple[Any, str | None, bool]:
+        """``(value, error, new)`` for ``trial``'s request: its value (or None and why not),
+        and whether it defined a parameter first (``specs`` changed)."""
+        name, spec = request.name, request.spec
+        try:
+            asked = SearchSpace({name: spec})[name]
+        except SearchSpaceError as exc:
+            return None, f"suggest({name!r}): {exc}", False
+        known = self.declared.get(name)
+        where = "the search space defines it as"
+        if known is None:
+            known, where = self.params.get(name), "an earlier trial defined it as"
+        if known is not None and known.to_nni() != asked.to_nni():
+            return (
+                None,
+                (
+                    f"parameter {name!r}: the trial asks for {asked.to_nni()}, but {where} "
+                    f"{known.to_nni()}; one name keeps one distribution"
+                ),
+                False,
+            )
+        if name in trial.params:  # the tuner proposed it
+            return trial.params[name], None, False
+        new = known is None
+        if new:
+            self.params[name] = asked
+        seed = np.random.SeedSequence([trial.seed or 0, zlib.crc32(name.encode())])
+        value = asked.sample(np.random.default_rng(seed), 1)[0]
+        return (value.item() if isinstance(value, np.generic) else value), None, new
+
+    def used(self, params: dict[str, Any], asked: set[str] | None) -> dict[str, Any]:
+        """``params`` of a trial that ended without the parameters defined by run that its
+        tuner proposed but it never asked for (a trial's params are what it used)."""
+        if not self.params:  # nothing defined by run: the common case, on every trial
+            return params
+        asked = asked or set()
+        unused = [
+            n for n in params if n in self.params and n not in asked and n not in self.declared
+        ]
+        if not unused:
+            return params
+        return {name: value for name, value in params.items() if name not in unused}
+
+    def ended(self, trial: Trial) -> bool:
+        """Count a trial that ended; True if the tuner's space (``space()``) changed."""
+        if trial.status not in GOOD_ENDS:
+            return False
+        if not self.params:  # it defined none (as on replay, where all are known)
+            if self.shared is None:
+                self.shared = set()
+            return False
+        before = self.shared or set()
+        names = {name for name in trial.params if name in self.params}
+        self.shared = names if self.shared is None else self.shared & names
+        return self.shared != before
+
+    def space(self) -> SearchSpace:
+        """What the tuner models: the declared space, then the parameters every trial that
+        ended well defined, in the order they were first defined."""
+        shared = self.shared if self.shared is not None and self.modelled else set()
+        extra = {n: p for n, p in self.params.items() if n in shared and n not in self.declared}
+        if not extra:
+            return self.declared
+        return SearchSpace({**dict(self.declared.items()), **extra})
+
+    def specs(self) -> dict[str, Any]:
+        """The distributions trials defined, as NNI specs: the options' ``suggested``."""
+        return {name: param.to_nni() for name, param in self.params.items()}
+
+
+def known_part(space: SearchSpace, trial: Trial) -> Trial:
+    """``trial`` with only the parameters of ``space`` (those its tuner proposes)."""
+    if len(trial.params) == len(space) and all(name in space for name in trial.params):
+        return trial
+    return replace(trial, params={k: v for k, v in trial.params.items() if k in space})
