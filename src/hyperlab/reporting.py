@@ -33,7 +33,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from hyperlab.errors import HyperlabError, TrialStopped
 
@@ -44,6 +44,7 @@ __all__ = [
     "get_params",
     "load_checkpoint",
     "report",
+    "should_stop",
     "suggest",
     "trial_devices",
     "trial_dir",
@@ -53,10 +54,22 @@ __all__ = [
 Emit = Callable[[int, dict], None]
 """How a context hands a report to its executor: ``emit(step, metrics)``."""
 
-Ask = Callable[["TrialContext", int, str, dict], Any]
-"""How a context asks the driver for a parameter's value: ``ask(ctx, index, name, spec)``,
-which waits for the answer (``ValueError`` with the driver's error). One per executor, not
-per trial: it is on every trial's path."""
+RequestKind = Literal["parameter", "verdict", "early_stop"]
+"""What a running trial asks the driver (``TrialContext.request``):
+
+- ``"parameter"``: the value of parameter ``name`` drawn from ``spec`` (``hyperlab.suggest``);
+- ``"verdict"``: whether the driver has decided to stop the trial, given every report it sent
+  so far (``hyperlab.should_stop``, Optuna's ``trial.should_prune()``), a bool;
+- ``"early_stop"``: the trial stops itself early, by a rule of its own (Optuna's
+  ``raise TrialPruned()``): its end counts as EARLY_STOPPED, not as a cancellation.
+"""
+
+REQUEST_KINDS: tuple[RequestKind, ...] = ("parameter", "verdict", "early_stop")
+
+Ask = Callable[["TrialContext", int, RequestKind, str, dict], Any]
+"""How a context asks the driver: ``ask(ctx, index, kind, name, spec)``, which waits for the
+answer (``ValueError`` with the driver's error). One per executor, not per trial: it is on
+every trial's path."""
 
 EmitFinal = Callable[[dict], None]
 """How a context hands a final result (``set_final``) to its executor, if it must."""
@@ -93,7 +106,7 @@ class TrialContext:
             after an interruption).
         command: True in a command trial, which defers SIGTERM while a reported step is not
             yet saved by the ``checkpoint`` that follows it.
-        ask: How ``suggest`` asks the driver for a parameter, or None where trials cannot.
+        ask: How the trial asks the driver (``request``), or None where trials cannot.
     """
 
     __slots__ = (
@@ -115,6 +128,7 @@ class TrialContext:
         "next_step",
         "number",
         "params",
+        "requests",
         "restore_dir",
         "saving",
         "seed",
@@ -168,6 +182,7 @@ class TrialContext:
         self._stop_requested = False
         self.ask = ask
         self.asked: dict[str, dict] = {}  # name -> the spec it was asked with, in this run
+        self.requests = 0  # requests made in this run: the next one's index
 
     @property
     def experiment_id(self) -> str:
@@ -232,10 +247,35 @@ class TrialContext:
                 "driver for parameters (research units, a command run outside hyperlab); "
                 "declare the parameter in the search space instead"
             )
-        value = self.ask(self, len(self.asked), name, spec)
+        value = self.request("parameter", name, spec)
         self.asked[name] = spec
         self.params[name] = value
         return value
+
+    def request(self, kind: RequestKind, name: str = "", spec: dict | None = None) -> Any:
+        """Ask the driver (see ``RequestKind``) and wait for its answer.
+
+        Raises:
+            HyperlabError: This trial runs where it cannot ask the driver.
+            ValueError: The driver refused the request (its message).
+            TrialStopped: The trial was told to stop while it waited.
+        """
+        if self.ask is None:
+            raise HyperlabError(
+                f"trial {self.trial_id} runs where trials cannot ask the driver ({kind} "
+                f"{name!r}): research units and commands run outside hyperlab cannot"
+            )
+        index, self.requests = self.requests, self.requests + 1
+        return self.ask(self, index, kind, name, spec or {})
+
+    def should_stop(self) -> bool:
+        """Whether the trial should stop now: it was told to, or the driver decided so on
+        the reports it sent so far (asked, where the trial can ask)."""
+        if self._stop_requested:
+            return True
+        if self.ask is None:
+            return False
+        return bool(self.request("verdict"))
 
     def set_final(self, value: Any = None, metrics: dict | None = None) -> dict:
         """Declare the trial's final result (NNI's ``report_final_result``); returns it.
@@ -378,11 +418,11 @@ class _Channel:
     def final(self, metrics: dict) -> None:
         self.write({"tag": "final", "time": time.time(), "metrics": metrics})
 
-    def ask(self, ctx: TrialContext, index: int, name: str, spec: dict) -> Any:
+    def ask(self, ctx: TrialContext, index: int, kind: RequestKind, name: str, spec: dict) -> Any:
         """A command trial's ``ask``: a ``request`` line on the channel, then a wait for the
         driver's answer, written to ``answers/<attempt>-<index>.json`` in the trial's folder."""
         answer = Path(ctx.trial_dir or ".") / ANSWERS_DIR / f"{ctx.attempt}-{index}.json"
-        message = {"tag": "request", "time": time.time(), "index": index}
+        message = {"tag": "request", "time": time.time(), "index": index, "kind": kind}
         self.write({**message, "name": name, "spec": spec})
         while True:
             try:
@@ -439,6 +479,17 @@ def report(value: Any = None, *, step: int | None = None, **metrics: Any) -> Non
         TrialStopped: The trial was told to stop (by an assessor or a user); let it propagate.
     """
     current().report(value, step, metrics)
+
+
+def should_stop() -> bool:
+    """Whether the running trial should stop now (Optuna's ``trial.should_prune()``).
+
+    True once it was told to stop, or when the assessor decided so on the reports it sent
+    so far: the driver is asked, so the answer takes every earlier ``report`` into account.
+    A trial that gets True should end soon (``raise hyperlab.TrialStopped``, or return);
+    its next ``report`` raises ``TrialStopped`` anyway.
+    """
+    return current().should_stop()
 
 
 def suggest(name: str, distribution: Any) -> Any:

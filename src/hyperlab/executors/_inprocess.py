@@ -19,7 +19,7 @@ from hyperlab.executors.base import (
     Stopped,
     TrialSpec,
 )
-from hyperlab.reporting import TrialContext, activate, deactivate
+from hyperlab.reporting import RequestKind, TrialContext, activate, deactivate
 
 __all__ = ["InProcessExecutor"]
 
@@ -91,11 +91,11 @@ class InProcessExecutor(Executor):
             self._ctx = None
         listener(end)
 
-    def _ask(self, ctx: TrialContext, index: int, name: str, spec: dict) -> Any:
+    def _ask(self, ctx: TrialContext, index: int, kind: RequestKind, name: str, spec: dict) -> Any:
         """The driver answers in this thread, at once (its listener calls ``answer``)."""
         token = activate(None)
         try:
-            self.listener(Requested(ctx.number, time.time(), index, name, spec))
+            self.listener(Requested(ctx.number, time.time(), index, kind, name, spec))
         finally:
             deactivate(token)
         got = self._answers.pop((ctx.number, index), None)

@@ -24,7 +24,7 @@ from hyperlab.executors.base import (
     TrialEnd,
     TrialSpec,
 )
-from hyperlab.reporting import TrialContext
+from hyperlab.reporting import RequestKind, TrialContext
 
 __all__ = ["ThreadExecutor"]
 
@@ -133,8 +133,8 @@ class ThreadExecutor(Executor):
                 error = f"trial exceeded trial_timeout={self.trial_timeout:g}s"
                 self._deliver(Failed(number, time.time(), error))
 
-    def _ask(self, ctx: TrialContext, index: int, name: str, spec: dict) -> Any:
-        self._events.put(Requested(ctx.number, time.time(), index, name, spec))
+    def _ask(self, ctx: TrialContext, index: int, kind: RequestKind, name: str, spec: dict) -> Any:
+        self._events.put(Requested(ctx.number, time.time(), index, kind, name, spec))
         return self._answers.take(ctx, index)
 
     def answer(self, number: int, index: int, value: Any, error: str | None = None) -> None:

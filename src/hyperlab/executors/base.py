@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hyperlab.config import DEFAULT_MAX_LOG_BYTES, MIN_MAX_LOG_BYTES, Registry
 from hyperlab.errors import ConfigError, HyperlabError
+from hyperlab.reporting import RequestKind
 
 if TYPE_CHECKING:
     from hyperlab.executors.devices import DevicePool
@@ -113,6 +114,7 @@ class Requested:
     number: int
     time: float
     index: int
+    kind: RequestKind
     name: str
     spec: dict[str, Any]
 

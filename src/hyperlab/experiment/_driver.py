@@ -621,16 +621,7 @@ class Driver:
         elif isinstance(event, Lost):
             self._rerun(trial, event)
         elif isinstance(event, Requested):
-            self.asked.setdefault(trial.number, set()).add(event.name)
-            value, error, new = self.by_run.answer(trial, event)
-            if new:  # a parameter first defined: recorded with its distribution
-                self.options = self.options.model_copy(update={"suggested": self.by_run.specs()})
-                self.store.update_experiment(self.id, options=self.options)
-            if error is None:
-                trial = replace(trial, params={**trial.params, event.name: value})
-                self.active[trial.number] = trial
-                self.store.put_trial(trial)
-            self.executor.answer(trial.number, event.index, value, error)
+            self._on_request(trial, event)
         else:
             verdict = self.stop_reasons.pop(trial.number, Verdict(TrialStatus.USER_CANCELED))
             metrics = self._normalize(event.metrics) if event.metrics else {}
@@ -640,6 +631,27 @@ class Driver:
             self._finish(
                 trial, verdict.status, event.time, value=value, metrics=metrics, error=verdict.error
             )
+
+    def _on_request(self, trial: Trial, request: Requested) -> None:
+        """Answer a running trial's request (``RequestKind``); every report it sent before
+        has been handled, so a verdict is the assessor's on all of them."""
+        if request.kind == "verdict":
+            self.executor.answer(trial.number, request.index, trial.number in self.stop_reasons)
+            return
+        if request.kind == "early_stop":  # it stops itself: ended as early stopped, not cancelled
+            self.stop_reasons.setdefault(trial.number, Verdict(TrialStatus.EARLY_STOPPED))
+            self.executor.answer(trial.number, request.index, None)
+            return
+        self.asked.setdefault(trial.number, set()).add(request.name)
+        value, error, new = self.by_run.answer(trial, request)
+        if new:  # a parameter first defined: recorded with its distribution
+            self.options = self.options.model_copy(update={"suggested": self.by_run.specs()})
+            self.store.update_experiment(self.id, options=self.options)
+        if error is None:
+            trial = replace(trial, params={**trial.params, request.name: value})
+            self.active[trial.number] = trial
+            self.store.put_trial(trial)
+        self.executor.answer(trial.number, request.index, value, error)
 
     def _rerun(self, trial: Trial, event: Lost) -> None:
         """Queue a trial whose run was lost to run first again, with ``attempt + 1`` (as on

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from hyperlab.executors._command._logs import CappedLog
 from hyperlab.executors.base import TrialSpec
+from hyperlab.reporting import REQUEST_KINDS, RequestKind
 
 __all__ = [
     "CHANNEL_FILE",
@@ -187,19 +188,22 @@ def parse_line(line: bytes) -> tuple[str, float, int | None, dict] | None:
     return tag, when, step, metrics
 
 
-def parse_request(line: bytes) -> tuple[float, int, str, dict] | None:
-    """``(time, index, name, spec)`` of a channel line asking for a parameter, or None."""
+def parse_request(line: bytes) -> tuple[float, int, RequestKind, str, dict] | None:
+    """``(time, index, kind, name, spec)`` of a channel line asking the driver, or None."""
     try:
         message = json.loads(line)
         if message["tag"] != "request":
             return None
         when = float(message.get("time") or time.time())
         index, name, spec = message["index"], message["name"], message["spec"]
+        kind = message.get("kind", "parameter")
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
     if isinstance(index, bool) or not isinstance(index, int) or not isinstance(name, str):
         return None
-    return (when, index, name, spec) if isinstance(spec, dict) else None
+    if kind not in REQUEST_KINDS or not isinstance(spec, dict):
+        return None
+    return when, index, kind, name, spec
 
 
 def group_runs(pgid: int) -> bool:

@@ -204,7 +204,7 @@ class ProcessExecutor(Executor):
         if tag == "report":
             self.listener(Reported(number, when, message[3], message[4]))
         elif tag == "request":
-            self.listener(Requested(number, when, message[3], message[4], message[5]))
+            self.listener(Requested(number, when, *message[3:7]))
         elif tag == "started":
             if self.trial_timeout is not None:  # a worker's start-up is not the trial's time
                 slot.deadline = time.monotonic() + self.trial_timeout

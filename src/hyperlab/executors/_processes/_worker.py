@@ -3,7 +3,8 @@
 It talks to the driver through two one-way pipes: tasks come in (``("run", spec, watch)``,
 with the ``GpuWatch`` of its devices or None, ``("stop", number)`` and ``("answer", number,
 index, value, error)``), tagged tuples go out: ``("started", number, time)``, ``("report",
-number, time, step, metrics)``, ``("request", number, time, index, name, spec)``, ``("finished" |
+number, time, step, metrics)``, ``("request", number, time, index, kind, name,
+spec)``, ``("finished" |
 "stopped", number, time, metrics)`` and ``("failed", number, time, error, exception)`` (the
 exception cloudpickled, or None). It leads its own session and process group (the driver starts
 it so), so the driver can signal the trial and everything it started, and it exits as soon as
@@ -36,7 +37,7 @@ from hyperlab.executors._output import RedirectedOutput, log_paths
 from hyperlab.executors._requests import Answers
 from hyperlab.executors._run import format_error, make_context, run_trial
 from hyperlab.executors.base import Failed, Finished, Stopped, TrialEnd, TrialSpec
-from hyperlab.reporting import TrialContext, set_process_context
+from hyperlab.reporting import RequestKind, TrialContext, set_process_context
 
 PR_SET_PDEATHSIG = 1
 
@@ -92,9 +93,9 @@ class _Worker:
                     # else: a stop that crossed the trial's end: a resumed run of the same
                     # trial number must not inherit it
 
-    def ask(self, ctx: TrialContext, index: int, name: str, spec: dict) -> Any:
-        """A trial's request for a parameter: up the event pipe; the answer comes down."""
-        self.send(("request", ctx.number, time.time(), index, name, spec))
+    def ask(self, ctx: TrialContext, index: int, kind: RequestKind, name: str, spec: dict) -> Any:
+        """A trial's request to the driver: up the event pipe; the answer comes down."""
+        self.send(("request", ctx.number, time.time(), index, kind, name, spec))
         return self.answers.take(ctx, index)
 
     def serve(self, objective) -> None:
