@@ -54,17 +54,24 @@ __all__ = [
 Emit = Callable[[int, dict], None]
 """How a context hands a report to its executor: ``emit(step, metrics)``."""
 
-RequestKind = Literal["parameter", "verdict", "early_stop"]
+RequestKind = Literal["parameter", "fixed", "verdict", "early_stop"]
 """What a running trial asks the driver (``TrialContext.request``):
 
 - ``"parameter"``: the value of parameter ``name`` drawn from ``spec`` (``hyperlab.suggest``);
+- ``"fixed"``: parameter ``name`` of distribution ``spec["distribution"]`` takes the value
+  ``spec["value"]`` the trial was given (Optuna's ``enqueue_trial``); answered with it;
 - ``"verdict"``: whether the driver has decided to stop the trial, given every report it sent
   so far (``hyperlab.should_stop``, Optuna's ``trial.should_prune()``), a bool;
 - ``"early_stop"``: the trial stops itself early, by a rule of its own (Optuna's
   ``raise TrialPruned()``): its end counts as EARLY_STOPPED, not as a cancellation.
 """
 
-REQUEST_KINDS: tuple[RequestKind, ...] = ("parameter", "verdict", "early_stop")
+REQUEST_KINDS: tuple[RequestKind, ...] = (
+    "parameter",
+    "fixed",
+    "verdict",
+    "early_stop",
+)
 
 Ask = Callable[["TrialContext", int, RequestKind, str, dict], Any]
 """How a context asks the driver: ``ask(ctx, index, kind, name, spec)``, which waits for the
@@ -223,9 +230,11 @@ class TrialContext:
             raise TrialStopped(f"trial {self.trial_id} was told to stop")
         return merged
 
-    def suggest(self, name: str, spec: dict) -> Any:
+    def suggest(self, name: str, spec: dict, *, fixed: Any = None) -> Any:
         """The value of parameter ``name`` drawn from ``spec`` (NNI JSON), asked of the
         driver the first time this run asks for ``name``; the same value after that.
+        With ``fixed`` (not None), the parameter takes that value instead of a drawn one, and
+        the driver records it as it records a drawn one.
 
         Raises:
             ValueError: ``spec`` contradicts how ``name`` was asked before, in this trial or
@@ -247,7 +256,10 @@ class TrialContext:
                 "driver for parameters (research units, a command run outside hyperlab); "
                 "declare the parameter in the search space instead"
             )
-        value = self.request("parameter", name, spec)
+        if fixed is None:
+            value = self.request("parameter", name, spec)
+        else:
+            value = self.request("fixed", name, {"distribution": spec, "value": fixed})
         self.asked[name] = spec
         self.params[name] = value
         return value

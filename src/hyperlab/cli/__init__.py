@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hyperlab import __version__
+from hyperlab.cli._optuna import add_import_optuna, cmd_import_optuna
 from hyperlab.cli._reading import cmd_export, cmd_logs, cmd_ls, cmd_rm, cmd_show, cmd_trials
 from hyperlab.cli._running import STORAGE_VAR, cmd_resume, cmd_run, cmd_stop
 from hyperlab.cli._steering import (
@@ -46,6 +47,7 @@ COMMANDS = {
     "update-space": cmd_update_space,
     "add-trial": cmd_add_trial,
     "import": cmd_import,
+    "import-optuna": cmd_import_optuna,
 }
 
 
@@ -150,6 +152,7 @@ def _parser() -> argparse.ArgumentParser:
     imports.add_argument(
         "file", help='a JSON list of {"params": ..., "value": ...} (or NNI\'s export format)'
     )
+    add_import_optuna(commands)
     rm = commands.add_parser("rm", help="delete an experiment, its trials and its files")
     rm.add_argument("id", help="experiment id (or its unique name)")
     rm.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")

@@ -185,6 +185,7 @@ class Driver:
         self.tuner_waits = False  # the tuner has nothing now, but may after the next trial ends
         self.keeper: LeaseKeeper | None = None
         self.stop_asked: str | None = None  # set by request_stop, from any thread
+        self.drain_asked = False  # set by request_drain, from any thread
         self.closing = False
         self.ending: ExperimentStatus | None = None
         self.error: str | None = None
@@ -309,11 +310,18 @@ class Driver:
         ``max_trials`` nor ``max_duration`` is spent. Safe to call from any thread."""
         if self.closing or self.ending is not None or self.stop_asked is not None:
             return False
+        if self.drain_asked:
+            return False
         return not self.exhausted and budget_left(self.options, self.next_number, self.elapsed())
 
     def request_stop(self, why: str) -> None:
         """Ask the loop to stop the experiment (STOPPED) at its next turn; any thread."""
         self.stop_asked = why
+
+    def request_drain(self) -> None:
+        """Create no more trials: the experiment ends (DONE) once the running ones ended
+        (Optuna's ``study.stop()`` and ``timeout``); any thread."""
+        self.drain_asked = True
 
     def run(self) -> ExperimentStatus:
         """Run until the budget is spent, a stop is requested, or too many trials fail.
@@ -463,6 +471,8 @@ class Driver:
     # ---- submitting -----------------------------------------------------------------------
 
     def _no_more(self) -> bool:
+        if self.drain_asked:
+            return True
         if self.requeue:
             return False
         return self.exhausted or (
@@ -643,7 +653,10 @@ class Driver:
             self.executor.answer(trial.number, request.index, None)
             return
         self.asked.setdefault(trial.number, set()).add(request.name)
-        value, error, new = self.by_run.answer(trial, request)
+        if request.kind == "fixed":
+            value, error, new = self.by_run.fix(request)
+        else:
+            value, error, new = self.by_run.answer(trial, request)
         if new:  # a parameter first defined: recorded with its distribution
             self.options = self.options.model_copy(update={"suggested": self.by_run.specs()})
             self.store.update_experiment(self.id, options=self.options)

@@ -58,24 +58,10 @@ class DefinedByRun:
     def answer(self, trial: Trial, request: Requested) -> tuple[Any, str | None, bool]:
         """``(value, error, new)`` for ``trial``'s request: its value (or None and why not),
         and whether it defined a parameter first (``specs`` changed)."""
-        name, spec = request.name, request.spec
-        try:
-            asked = SearchSpace({name: spec})[name]
-        except SearchSpaceError as exc:
-            return None, f"suggest({name!r}): {exc}", False
-        known = self.declared.get(name)
-        where = "the search space defines it as"
-        if known is None:
-            known, where = self.params.get(name), "an earlier trial defined it as"
-        if known is not None and known.to_nni() != asked.to_nni():
-            return (
-                None,
-                (
-                    f"parameter {name!r}: the trial asks for {asked.to_nni()}, but {where} "
-                    f"{known.to_nni()}; one name keeps one distribution"
-                ),
-                False,
-            )
+        name = request.name
+        asked, known, error = self._check(name, request.spec)
+        if error is not None or asked is None:
+            return None, error, False
         if name in trial.params:  # the tuner proposed it
             return trial.params[name], None, False
         new = known is None
@@ -84,6 +70,41 @@ class DefinedByRun:
         seed = np.random.SeedSequence([trial.seed or 0, zlib.crc32(name.encode())])
         value = asked.sample(np.random.default_rng(seed), 1)[0]
         return (value.item() if isinstance(value, np.generic) else value), None, new
+
+    def fix(self, request: Requested) -> tuple[Any, str | None, bool]:
+        """``(value, error, new)`` for a ``"fixed"`` request: the value the trial was given
+        (whatever the tuner proposed), once its distribution agrees with the parameter's."""
+        spec = request.spec
+        if not isinstance(spec, dict) or "distribution" not in spec or "value" not in spec:
+            return None, f"fixed {request.name!r}: needs a distribution and a value", False
+        asked, known, error = self._check(request.name, spec["distribution"])
+        if error is not None or asked is None:
+            return None, error, False
+        if known is None:
+            self.params[request.name] = asked
+        return spec["value"], None, known is None
+
+    def _check(self, name: str, spec: Any) -> tuple[Parameter | None, Parameter | None, str | None]:
+        """``(asked, known, error)``: the distribution asked for, the one ``name`` already
+        has (None for a new name), and why they cannot go together (or None)."""
+        try:
+            asked = SearchSpace({name: spec})[name]
+        except SearchSpaceError as exc:
+            return None, None, f"suggest({name!r}): {exc}"
+        known = self.declared.get(name)
+        where = "the search space defines it as"
+        if known is None:
+            known, where = self.params.get(name), "an earlier trial defined it as"
+        if known is not None and known.to_nni() != asked.to_nni():
+            return (
+                asked,
+                known,
+                (
+                    f"parameter {name!r}: the trial asks for {asked.to_nni()}, but {where} "
+                    f"{known.to_nni()}; one name keeps one distribution"
+                ),
+            )
+        return asked, known, None
 
     def used(self, params: dict[str, Any], asked: set[str] | None) -> dict[str, Any]:
         """``params`` of a trial that ended without the parameters defined by run that its

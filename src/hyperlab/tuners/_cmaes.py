@@ -109,8 +109,6 @@ class CMAESTuner(Tuner):
             "cmaes", ("cont", "disc"), "CMA-ES has no notion of unordered options: use tpe or gp"
         )
         d = self.unit.d
-        if d == 0:
-            raise ConfigError("cmaes needs at least one parameter, got an empty search space")
         if popsize is not None and (
             isinstance(popsize, bool) or not isinstance(popsize, int) or popsize < 2
         ):
@@ -119,7 +117,7 @@ class CMAESTuner(Tuner):
             )
         if not 0 < sigma0 <= 1:
             raise ConfigError(f"tuner_args: cmaes needs 0 < sigma0 <= 1, got sigma0={sigma0!r}")
-        self.popsize = popsize or 4 + int(3 * math.log(d))
+        self.popsize = popsize or 4 + int(3 * math.log(max(d, 1)))
         self.sigma0 = float(sigma0)
         self.restarts = bool(restarts)
         mean0 = np.full(d, 0.5)

@@ -1,0 +1,62 @@
+"""Optuna's API on hyperlab: ``import hyperlab.compat.optuna as optuna`` runs an Optuna
+script unchanged otherwise, as a hyperlab experiment (stored, listed by ``hyperlab ls``,
+shown on the dashboard, resumable).
+
+What maps to what, and what is refused, is in docs/migrating.md. A name of Optuna's that has
+no equivalent here raises ``NotImplementedError`` naming it and what to use instead.
+"""
+
+from typing import Any
+
+from hyperlab.compat.optuna import (
+    distributions,
+    exceptions,
+    logging,
+    pruners,
+    samplers,
+    study,
+    trial,
+)
+from hyperlab.compat.optuna._study import (
+    Study,
+    create_study,
+    get_all_study_names,
+    load_study,
+)
+from hyperlab.compat.optuna.exceptions import TrialPruned
+from hyperlab.compat.optuna.trial import Trial
+
+__all__ = [
+    "Study",
+    "Trial",
+    "TrialPruned",
+    "create_study",
+    "distributions",
+    "exceptions",
+    "get_all_study_names",
+    "load_study",
+    "logging",
+    "pruners",
+    "samplers",
+    "study",
+    "trial",
+]
+
+_INSTEAD = {
+    "visualization": "open the hyperlab dashboard (hyperlab serve), which plots the trials",
+    "importance": "the dashboard's parameter importance (hyperlab serve)",
+    "storages": "pass a database URL as storage ('sqlite:///study.db', 'postgresql://...')",
+    "delete_study": "hyperlab rm EXPERIMENT",
+    "copy_study": "hyperlab import-optuna, or Experiment.import_data",
+    "create_trial": "Experiment.import_data",
+    "get_all_study_summaries": "hyperlab ls",
+    "integration": "report from your training loop with trial.report",
+    "artifacts": "write files in hyperlab.trial_dir()",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    instead = _INSTEAD.get(name, "see docs/migrating.md for what hyperlab maps")
+    raise NotImplementedError(f"optuna.{name}: not in hyperlab; {instead}")

@@ -1,0 +1,127 @@
+"""Optuna's ask-and-tell interface on a hyperlab experiment.
+
+The study's experiment runs in the background on the ``threads`` executor, with as many
+trial slots as the user holds asked trials: ``ask()`` opens one slot, the driver starts a
+trial in it, and the trial's function hands its context to the user and waits; ``suggest_*``
+and ``report`` on it go to the driver as in any trial; ``tell()`` gives the function its
+outcome, it ends, and the slot closes. The driver stays the only one that talks to the tuner,
+the pruner and the store.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import TYPE_CHECKING, Any
+
+from hyperlab.compat.optuna._objective import number_of
+from hyperlab.compat.optuna.trial import USER_ATTRS, Trial, TrialState
+from hyperlab.errors import HyperlabError, TrialStopped
+from hyperlab.experiment import Callback
+from hyperlab.reporting import TrialContext, current
+
+if TYPE_CHECKING:
+    from hyperlab.compat.optuna._study import Study
+    from hyperlab.experiment import Experiment
+    from hyperlab.trial import Trial as Record
+
+__all__ = ["AskTell"]
+
+WAKE = 0.1
+"""Seconds between two looks at a waiting trial's stop flag."""
+TOLD_WAIT = 60.0
+"""Seconds ``tell`` waits for the driver to record the trial's end."""
+
+
+class AskTell(Callback):
+    """One ask-and-tell session of a study (see the module's docstring)."""
+
+    def __init__(self, study: Study) -> None:
+        self.study = study
+        self.experiment: Experiment | None = None
+        self._started: queue.Queue[TrialContext] = queue.Queue()
+        self._outcomes: dict[int, queue.Queue[tuple[TrialState, Any, dict]]] = {}
+        self._recorded: dict[int, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    # ---- the user's side -------------------------------------------------------------------
+
+    def ask(self) -> Trial:
+        """A new trial, running once the driver started it."""
+        executor = self._executor()
+        with self._lock:
+            executor.concurrency += 1
+        while True:
+            try:
+                context = self._started.get(timeout=WAKE)
+                break
+            except queue.Empty:
+                self._check_running()
+        return Trial(self.study, context, self.study.next_enqueued(), self.study.grid_names)
+
+    def tell(self, trial: Trial | int, state: TrialState, value: Any) -> None:
+        """End ``trial`` with ``state`` (and ``value`` when COMPLETE); returns once the driver
+        recorded it."""
+        number = trial if isinstance(trial, int) else trial.number
+        attrs = {} if isinstance(trial, int) else trial.user_attrs
+        with self._lock:
+            outcome = self._outcomes.pop(number, None)
+            recorded = self._recorded.setdefault(number, threading.Event())
+            if outcome is not None:  # its slot closes before it ends: none opens meanwhile
+                self._executor().concurrency -= 1
+        if outcome is None:
+            raise ValueError(f"trial {number} is not an asked trial waiting for tell()")
+        outcome.put((state, value, attrs))
+        if not recorded.wait(TOLD_WAIT):
+            raise HyperlabError(f"trial {number}: the driver did not record its end in time")
+
+    def _check_running(self) -> None:
+        """Raise why the study's experiment ended, if it did (no trial would ever come)."""
+        assert self.experiment is not None
+        thread = self.experiment._thread
+        if thread is not None and not thread.is_alive():
+            failure = self.experiment._failure
+            raise HyperlabError(
+                f"the study's experiment {self.experiment.id} ended "
+                f"({self.experiment.status.value}); no trial can be asked"
+            ) from failure
+
+    def _executor(self) -> Any:
+        assert self.experiment is not None
+        return self.experiment._executor
+
+    # ---- the trial's side ------------------------------------------------------------------
+
+    def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The trial function: hand the context to ``ask``, wait for ``tell``."""
+        context = current()
+        box: queue.Queue[tuple[TrialState, Any, dict]] = queue.Queue(maxsize=1)
+        with self._lock:
+            self._outcomes[context.number] = box
+            self._recorded.setdefault(context.number, threading.Event())
+        self._started.put(context)
+        while True:
+            if context.stop_requested:
+                raise TrialStopped(f"trial {context.number}: the study's session ended")
+            try:
+                state, value, attrs = box.get(timeout=WAKE)
+                break
+            except queue.Empty:
+                continue
+        if state is TrialState.PRUNED:
+            if context.ask is not None:
+                context.request("early_stop")
+            raise TrialStopped("pruned")
+        if state is TrialState.FAIL:
+            raise HyperlabError("told FAIL")
+        return {"value": number_of(value), USER_ATTRS: attrs}
+
+    # ---- the driver's side -----------------------------------------------------------------
+
+    def on_trial_end(self, trial: Record) -> None:
+        assert self.experiment is not None and self.experiment._driver is not None
+        self.experiment._driver.store.flush()  # readers (study.trials) see it on return
+        with self._lock:
+            event = self._recorded.pop(trial.number, None)
+        if event is not None:
+            event.set()

@@ -1,0 +1,84 @@
+"""An Optuna objective run as a hyperlab trial function."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hyperlab.compat.optuna.exceptions import TrialPruned
+from hyperlab.compat.optuna.trial import USER_ATTRS, Trial
+from hyperlab.errors import HyperlabError, TrialStopped
+from hyperlab.reporting import current
+
+if TYPE_CHECKING:
+    from hyperlab.compat.optuna._study import Study
+
+__all__ = ["Objective"]
+
+
+class Objective:
+    """``func(trial) -> float`` as a hyperlab trial: returns ``{"value": v}`` (plus the
+    trial's user attributes), ends EARLY_STOPPED on ``TrialPruned``, FAILED on an exception
+    in ``catch``; any other exception fails the trial and ends ``optimize`` with it, once the
+    running trials ended, as Optuna does.
+
+    Args:
+        study: The study it optimizes.
+        func: The Optuna objective.
+        catch: Exceptions that fail a trial and let the study go on.
+    """
+
+    def __init__(
+        self, study: Study, func: Callable[[Trial], Any], catch: tuple[type[BaseException], ...]
+    ) -> None:
+        self.study = study
+        self.func = func
+        self.catch = catch
+        self.fatal: BaseException | None = None
+        self.trials: dict[int, Trial] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
+        context = current()
+        trial = Trial(self.study, context, self.study.next_enqueued(), self.study.grid_names)
+        self.trials[context.number] = trial
+        try:
+            value = self.func(trial)
+        except TrialPruned as exc:
+            if context.ask is not None:
+                context.request("early_stop")
+            raise TrialStopped(str(exc) or "pruned") from None
+        except TrialStopped:
+            raise
+        except self.catch:
+            raise
+        except Exception as exc:  # Optuna ends optimize with it, once the others ended
+            with self._lock:
+                if self.fatal is None:
+                    self.fatal = exc
+            self.study.stop()
+            raise
+        return {"value": number_of(value), USER_ATTRS: trial.user_attrs}
+
+
+def number_of(value: Any) -> float:
+    """The objective's value as a finite float, or the trial fails saying why (as Optuna
+    marks it FAIL)."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != 1:
+            raise HyperlabError(
+                f"the objective returned {len(value)} values; a single-objective study takes one"
+            )
+        value = value[0]
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise HyperlabError(
+            f"the objective returned {value!r}, which is not a number (Optuna fails the "
+            "trial likewise)"
+        ) from None
+    if math.isnan(number):
+        raise HyperlabError("the objective returned nan (Optuna fails the trial likewise)")
+    return number

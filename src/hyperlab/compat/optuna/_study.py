@@ -1,0 +1,566 @@
+"""Optuna's ``Study`` on a hyperlab experiment.
+
+A study is a hyperlab experiment named after it, in hyperlab's store (``storage`` is an
+Optuna-style database URL, ``sqlite:///...`` or ``postgresql://...``; by default hyperlab's
+own store, so the study is listed by ``hyperlab ls`` and shown on the dashboard). Its metric
+is ``value``; its search space starts empty (a grid's excepted) and grows as the objective
+suggests parameters. Each ``optimize`` call runs the experiment (the first creates it, later
+ones continue it) for ``n_trials`` more trials or ``timeout`` more seconds: the objective runs
+in this thread (``n_jobs=1``) or on ``n_jobs`` threads, as in Optuna.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import gc
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Container, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hyperlab.compat.optuna._asktell import AskTell
+from hyperlab.compat.optuna._objective import Objective
+from hyperlab.compat.optuna.distributions import to_spec
+from hyperlab.compat.optuna.exceptions import DuplicatedStudyError
+from hyperlab.compat.optuna.pruners import BasePruner, MedianPruner
+from hyperlab.compat.optuna.samplers import BaseSampler, TPESampler
+from hyperlab.compat.optuna.trial import FrozenTrial, Trial, TrialState
+from hyperlab.config import validate_options
+from hyperlab.errors import ExperimentBusy, TrialError
+from hyperlab.experiment import Callback, Experiment
+from hyperlab.store import Store
+from hyperlab.trial import Trial as Record
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Study", "StudyDirection", "create_study", "get_all_study_names", "load_study"]
+
+METRIC = "value"
+UNBOUNDED = 2**31 - 1
+"""``max_trials`` for an ``optimize`` without ``n_trials``: until ``timeout`` or ``stop()``."""
+
+
+class StudyDirection(enum.IntEnum):
+    """Optuna's optimization directions."""
+
+    NOT_SET = 0
+    MINIMIZE = 1
+    MAXIMIZE = 2
+
+
+def _direction(value: str | StudyDirection | None) -> StudyDirection:
+    if value is None:
+        return StudyDirection.MINIMIZE
+    if isinstance(value, StudyDirection) and value is not StudyDirection.NOT_SET:
+        return value
+    if value in ("minimize", "maximize"):
+        return StudyDirection.MINIMIZE if value == "minimize" else StudyDirection.MAXIMIZE
+    raise ValueError(f"direction: expected 'minimize' or 'maximize', got {value!r}")
+
+
+def _storage_url(storage: Any) -> str | None:
+    if storage is None or isinstance(storage, (str, os.PathLike)):
+        return None if storage is None else os.fspath(storage)
+    url = getattr(storage, "url", None)  # an RDBStorage
+    if isinstance(url, str):
+        return url
+    raise NotImplementedError(
+        f"storage={type(storage).__name__}: hyperlab stores studies in SQLite or PostgreSQL; "
+        "pass a database URL ('sqlite:///study.db', 'postgresql://...')"
+    )
+
+
+class Study:
+    """An Optuna study, run as a hyperlab experiment (use ``create_study``/``load_study``)."""
+
+    def __init__(
+        self,
+        study_name: str | None,
+        storage: str | None,
+        direction: StudyDirection,
+        sampler: BaseSampler,
+        pruner: BasePruner,
+        experiment_id: str | None = None,
+    ) -> None:
+        self.study_name = study_name
+        self._storage = storage
+        self._direction = direction
+        self.sampler = sampler
+        self.pruner = pruner
+        self._id = experiment_id
+        self._enqueued: deque[dict[str, Any]] = deque()
+        self._experiment: Experiment | None = None
+        self.grid_names = frozenset(sampler.space())
+        self._session: AskTell | None = None
+        self._lock = threading.Lock()
+        self._session_lock = threading.Lock()
+
+    # ---- what it is ------------------------------------------------------------------------
+
+    @property
+    def direction(self) -> StudyDirection:
+        return self._direction
+
+    @property
+    def directions(self) -> list[StudyDirection]:
+        return [self._direction]
+
+    @property
+    def experiment_id(self) -> str | None:
+        """The id of the hyperlab experiment (None before the first trial)."""
+        return self._id
+
+    @property
+    def user_attrs(self) -> dict[str, Any]:
+        return {}
+
+    def set_user_attr(self, key: str, value: Any) -> None:
+        raise NotImplementedError(
+            "Study.set_user_attr: hyperlab keeps attributes per trial only; use "
+            "trial.set_user_attr, or name the experiment (study_name)"
+        )
+
+    # ---- running ---------------------------------------------------------------------------
+
+    def optimize(
+        self,
+        func: Callable[[Trial], Any],
+        n_trials: int | None = None,
+        timeout: float | None = None,
+        n_jobs: int = 1,
+        catch: Iterable[type[Exception]] | type[Exception] = (),
+        callbacks: Iterable[Callable[[Study, FrozenTrial], None]] | None = None,
+        gc_after_trial: bool = False,
+        show_progress_bar: bool = False,
+    ) -> None:
+        """Run ``n_trials`` more trials (or until ``timeout`` seconds, or ``stop()``) of
+        ``func``; trials already running when the time is up finish, as in Optuna.
+
+        Raises:
+            Exception: What the objective raised when it is not in ``catch`` (once the
+                running trials ended).
+        """
+        if n_trials is not None and (isinstance(n_trials, bool) or n_trials < 0):
+            raise ValueError(f"n_trials: expected a non-negative int or None, got {n_trials!r}")
+        if n_trials == 0:
+            return
+        caught = tuple(catch) if isinstance(catch, Iterable) else (catch,)
+        jobs = os.cpu_count() or 1 if n_jobs == -1 else n_jobs
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+            raise ValueError(f"n_jobs: expected a positive int or -1, got {n_jobs!r}")
+        self._end_session()
+        objective = Objective(self, func, caught)
+        hooks = [_Callbacks(self, objective, list(callbacks or ()), gc_after_trial)]
+        executor = "inprocess" if jobs == 1 else "threads"
+        experiment = self._start(objective, n_trials, jobs, executor, hooks, show_progress_bar)
+        self._experiment = experiment
+        timer = None
+        if timeout is not None:
+            timer = threading.Timer(float(timeout), self.stop)
+            timer.daemon = True
+            timer.start()
+        try:
+            experiment.run()
+        except TrialError:
+            pass  # every trial failed: Optuna's optimize returns, the trials say FAIL
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self._experiment = None
+        if objective.fatal is not None:
+            raise objective.fatal
+
+    def next_enqueued(self) -> dict[str, Any] | None:
+        """The parameters of the next enqueued trial (taken), or None."""
+        with self._lock:
+            return self._enqueued.popleft() if self._enqueued else None
+
+    def _start(
+        self,
+        objective: Callable[[dict[str, Any]], Any],
+        n_trials: int | None,
+        jobs: int,
+        executor: str,
+        hooks: Sequence[Callback],
+        progress: bool,
+    ) -> Experiment:
+        """The experiment to run: made on the first call, continued on the next ones."""
+        store = Store.open(self._storage)
+        if self._id is None:
+            tuner, assessor = self.sampler.tuner, self.pruner.assessor()
+            if assessor[0] is not None and assessor[0].endswith(":HyperbandRule"):
+                # trials go to the brackets Optuna would put them in, by the study's name
+                assessor = (assessor[0], {**assessor[1], "study_name": self.study_name})
+            experiment = Experiment(
+                objective,
+                self.sampler.space(),
+                metric=METRIC,
+                mode="max" if self._direction is StudyDirection.MAXIMIZE else "min",
+                tuner=tuner,
+                tuner_args=self.sampler.tuner_args,
+                assessor=assessor[0],
+                assessor_args=assessor[1] if assessor[0] is not None else None,
+                max_trials=UNBOUNDED if n_trials is None else n_trials,
+                concurrency=jobs,
+                executor=executor,
+                fail_fast=False,
+                storage=self._storage,
+                seed=self.sampler.seed,
+                name=self.study_name,
+                progress=progress,
+                callbacks=hooks,
+            )
+            self._id = experiment.id
+            return experiment
+        record = store.get_experiment(self._id)
+        try:
+            record.check_not_running()
+        except ExperimentBusy as exc:
+            raise ExperimentBusy(
+                f"study {self.study_name!r}: {exc}. Optuna lets several processes optimize "
+                "one study; hyperlab runs one driver per study: use n_jobs (or hyperlab's "
+                "processes or ray executors) to run its trials in parallel"
+            ) from None
+        created = max((t.number + 1 for t in store.get_trials(self._id)), default=0)
+        stored = record.options.model_dump()
+        stored.update(
+            max_trials=UNBOUNDED if n_trials is None else created + n_trials,
+            concurrency=jobs,
+            executor=executor,
+        )
+        options = validate_options(**stored)
+        return Experiment._attach(store, record, options, objective, progress, self._storage, hooks)
+
+    def stop(self) -> None:
+        """Start no more trials; ``optimize`` returns once the running ones ended."""
+        experiment = self._experiment
+        driver = None if experiment is None else experiment._driver
+        if driver is not None:
+            driver.request_drain()
+
+    def enqueue_trial(
+        self,
+        params: dict[str, Any],
+        user_attrs: dict[str, Any] | None = None,
+        skip_if_exists: bool = False,
+    ) -> None:
+        """Run a trial with ``params`` next: its ``suggest_*`` of those names return them
+        (the others are proposed as usual). Kept by this ``Study`` object until it runs."""
+        if user_attrs:
+            raise NotImplementedError(
+                "enqueue_trial(user_attrs=...): set them with trial.set_user_attr in the objective"
+            )
+        if skip_if_exists:
+            for trial in self.trials:
+                if all(trial.params.get(k) == v for k, v in params.items()):
+                    return
+            if any(queued == params for queued in self._enqueued):
+                return
+        self._enqueued.append(dict(params))
+
+    # ---- reading ---------------------------------------------------------------------------
+
+    @property
+    def trials(self) -> list[FrozenTrial]:
+        return self.get_trials()
+
+    def get_trials(
+        self, deepcopy: bool = True, states: Container[TrialState] | None = None
+    ) -> list[FrozenTrial]:
+        """The study's trials, in number order (those in ``states`` only, if given)."""
+        if self._id is None:
+            return []
+        store = Store.open(self._storage)
+        record = store.get_experiment(self._id)
+        specs = {**record.space, **record.options.suggested}
+        frozen = [FrozenTrial.from_record(t, specs) for t in _trials(store, self._id)]
+        return [t for t in frozen if states is None or t.state in states]
+
+    @property
+    def best_trial(self) -> FrozenTrial:
+        complete = self.get_trials(states=(TrialState.COMPLETE,))
+        if not complete:
+            raise ValueError("No trials are completed yet.")
+        values = [t.value for t in complete if t.value is not None]
+        best = max(values) if self._direction is StudyDirection.MAXIMIZE else min(values)
+        return next(t for t in complete if t.value == best)
+
+    @property
+    def best_value(self) -> float:
+        value = self.best_trial.value
+        assert value is not None
+        return value
+
+    @property
+    def best_params(self) -> dict[str, Any]:
+        return self.best_trial.params
+
+    @property
+    def best_trials(self) -> list[FrozenTrial]:
+        return [self.best_trial]
+
+    def trials_dataframe(
+        self,
+        attrs: Sequence[str] = (
+            "number",
+            "value",
+            "datetime_start",
+            "datetime_complete",
+            "duration",
+            "params",
+            "user_attrs",
+            "system_attrs",
+            "state",
+        ),
+        multi_index: bool = False,
+    ) -> pd.DataFrame:
+        """The trials as a pandas DataFrame, with Optuna's columns (``params_x``...)."""
+        import pandas as pd
+
+        rows = []
+        for trial in self.trials:
+            row: dict[Any, Any] = {}
+            for attr in attrs:
+                value = getattr(trial, attr)
+                if isinstance(value, dict):
+                    for key, item in value.items():
+                        row[(attr, key) if multi_index else f"{attr}_{key}"] = item
+                elif attr == "state":
+                    row[(attr, "") if multi_index else attr] = value.name
+                else:
+                    row[(attr, "") if multi_index else attr] = value
+            rows.append(row)
+        frame = pd.DataFrame(rows)
+        if multi_index and not frame.empty:
+            frame.columns = pd.MultiIndex.from_tuples(frame.columns)
+        return frame
+
+    # ---- ask and tell ----------------------------------------------------------------------
+
+    def ask(self, fixed_distributions: dict[str, Any] | None = None) -> Trial:
+        """A new trial, to evaluate and ``tell``. The first ``ask`` starts the study's
+        experiment in the background (until ``optimize`` or the end of the script)."""
+        if fixed_distributions:
+            raise NotImplementedError(
+                "Study.ask(fixed_distributions=...): call trial.suggest_* on the trial ask() "
+                "returns instead"
+            )
+        with self._session_lock:  # threads may ask at once: one session
+            if self._session is None:
+                session = AskTell(self)
+                experiment = self._start(session, None, 1, "threads", [session], False)
+                session.experiment = experiment
+                experiment._executor.concurrency = 0  # a slot per asked trial
+                self._experiment = experiment
+                self._session = session
+                experiment.start()
+            session = self._session
+        return session.ask()
+
+    def tell(
+        self,
+        trial: Trial | int,
+        values: float | Sequence[float] | None = None,
+        state: TrialState | None = None,
+        skip_if_finished: bool = False,
+    ) -> FrozenTrial:
+        """End an asked trial: COMPLETE with ``values``, or ``state`` PRUNED or FAIL (FAIL
+        when neither is given, as in Optuna). Returns it as stored."""
+        if self._session is None:
+            raise ValueError("tell(): no trial was asked")
+        if state is None:
+            state = TrialState.FAIL if values is None else TrialState.COMPLETE
+        if state not in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL):
+            raise ValueError(f"tell(state={state!r}): expected COMPLETE, PRUNED or FAIL")
+        if state is TrialState.COMPLETE and values is None:
+            raise ValueError("tell(): a COMPLETE trial needs values")
+        number = trial if isinstance(trial, int) else trial.number
+        try:
+            self._session.tell(trial, state, values)
+        except ValueError:
+            if skip_if_finished and any(t.number == number for t in self.trials):
+                return next(t for t in self.trials if t.number == number)
+            raise
+        return next(t for t in self.trials if t.number == number)
+
+    def _end_session(self) -> None:
+        """Stop the ask-and-tell session, if any (trials asked and never told are cancelled
+        and run again when the study goes on)."""
+        session, self._session = self._session, None
+        if session is not None and session.experiment is not None:
+            session.experiment.stop()
+            with contextlib.suppress(TrialError):
+                session.experiment.wait()
+            self._experiment = None
+
+    def add_trial(self, trial: FrozenTrial) -> None:
+        raise NotImplementedError(
+            "Study.add_trial: import finished trials with `hyperlab import-optuna` or "
+            "hyperlab.Experiment.import_data"
+        )
+
+    def add_trials(self, trials: Iterable[FrozenTrial]) -> None:
+        self.add_trial(next(iter(trials)))
+
+
+def _trials(store: Store, experiment: str) -> list[Record]:
+    return sorted(store.get_trials(experiment, reports=True), key=lambda t: t.number)
+
+
+class _Callbacks(Callback):
+    """Optuna's callbacks (``callback(study, frozen_trial)``) after each trial ended."""
+
+    def __init__(
+        self,
+        study: Study,
+        objective: Objective,
+        callbacks: list[Callable[[Study, FrozenTrial], None]],
+        collect: bool,
+    ) -> None:
+        self.study = study
+        self.objective = objective
+        self.callbacks = callbacks
+        self.collect = collect
+
+    def on_trial_end(self, trial: Record) -> None:
+        if self.collect:
+            gc.collect()
+        if not self.callbacks:
+            return
+        live = self.objective.trials.pop(trial.number, None)
+        specs = {} if live is None else {n: to_spec(d) for n, d in live.distributions.items()}
+        specs.update(
+            {
+                n: {"_type": "choice", "_value": [v]}
+                for n, v in trial.params.items()
+                if n not in specs and n in self.study.grid_names
+            }
+        )
+        frozen = FrozenTrial.from_record(trial, specs)
+        for callback in self.callbacks:
+            callback(self.study, frozen)
+
+
+def create_study(
+    *,
+    storage: Any = None,
+    sampler: BaseSampler | None = None,
+    pruner: BasePruner | None = None,
+    study_name: str | None = None,
+    direction: str | StudyDirection | None = None,
+    load_if_exists: bool = False,
+    directions: Sequence[str | StudyDirection] | None = None,
+) -> Study:
+    """A new study (or, with ``load_if_exists``, the stored one of that name).
+
+    Raises:
+        NotImplementedError: ``directions`` (multi-objective) or an unmapped sampler/pruner.
+        DuplicatedStudyError: A study of that name exists and ``load_if_exists`` is False.
+    """
+    if directions is not None:
+        if len(directions) != 1:
+            raise NotImplementedError(
+                f"create_study(directions={list(directions)!r}): hyperlab has no "
+                "multi-objective optimization yet; optimize one objective (direction=...)"
+            )
+        if direction is not None:
+            raise ValueError("Specify only one of `direction` and `directions`.")
+        direction = directions[0]
+    url = _storage_url(storage)
+    chosen = _direction(direction)
+    sampler = _sampler(sampler)
+    pruner = _pruner(pruner)
+    if study_name is not None:
+        found = _find(url, study_name)
+        if found is not None:
+            if not load_if_exists:
+                raise DuplicatedStudyError(
+                    f"Another study with name '{study_name}' already exists (hyperlab "
+                    f"experiment {found}); pass load_if_exists=True to continue it"
+                )
+            return _loaded(study_name, url, found, sampler, pruner)
+    return Study(study_name, url, chosen, sampler, pruner)
+
+
+def load_study(
+    *,
+    study_name: str | None,
+    storage: Any,
+    sampler: BaseSampler | None = None,
+    pruner: BasePruner | None = None,
+) -> Study:
+    """The stored study ``study_name`` (the only one in ``storage`` when None).
+
+    Raises:
+        KeyError: No such study, as Optuna.
+    """
+    url = _storage_url(storage)
+    if study_name is None:
+        names = get_all_study_names(url)
+        if len(names) != 1:
+            raise ValueError(
+                f"study_name=None: the storage holds {len(names)} studies ({names}); name one"
+            )
+        study_name = names[0]
+    found = _find(url, study_name)
+    if found is None:
+        raise KeyError(f"Record does not exist: no study named {study_name!r} in {url}")
+    return _loaded(study_name, url, found, _sampler(sampler), _pruner(pruner))
+
+
+def get_all_study_names(storage: Any) -> list[str]:
+    """The names of the studies (named hyperlab experiments) in ``storage``."""
+    store = Store.open(_storage_url(storage))
+    return sorted({e.name for e in store.list_experiments() if e.name is not None})
+
+
+def _find(url: str | None, name: str) -> str | None:
+    store = Store.open(url)
+    ids = [e.id for e in store.list_experiments() if e.name == name]
+    if len(ids) > 1:
+        raise ValueError(
+            f"study {name!r}: {len(ids)} hyperlab experiments have this name ({ids}); "
+            "rename all but one (hyperlab rename) to load it"
+        )
+    return ids[0] if ids else None
+
+
+def _loaded(
+    name: str, url: str | None, found: str, sampler: BaseSampler, pruner: BasePruner
+) -> Study:
+    record = Store.open(url).get_experiment(found)
+    if record.options.metric != METRIC:
+        raise ValueError(
+            f"hyperlab experiment {found} named {name!r} was not made as an Optuna study "
+            f"(its metric is {record.options.metric!r}, not {METRIC!r})"
+        )
+    direction = (
+        StudyDirection.MAXIMIZE if record.options.mode.value == "max" else (StudyDirection.MINIMIZE)
+    )
+    return Study(name, url, direction, sampler, pruner, found)
+
+
+def _sampler(sampler: BaseSampler | None) -> BaseSampler:
+    if sampler is None:
+        return TPESampler()
+    if not isinstance(sampler, BaseSampler):
+        raise NotImplementedError(
+            f"sampler={type(sampler).__name__}: hyperlab maps TPESampler, RandomSampler, "
+            "CmaEsSampler, GPSampler and GridSampler of hyperlab.compat.optuna.samplers"
+        )
+    return sampler
+
+
+def _pruner(pruner: BasePruner | None) -> BasePruner:
+    if pruner is None:
+        return MedianPruner()
+    if not isinstance(pruner, BasePruner):
+        raise NotImplementedError(
+            f"pruner={type(pruner).__name__}: hyperlab maps MedianPruner, PercentilePruner, "
+            "SuccessiveHalvingPruner, HyperbandPruner, ThresholdPruner, PatientPruner and "
+            "NopPruner of hyperlab.compat.optuna.pruners"
+        )
+    return pruner

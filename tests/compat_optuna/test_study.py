@@ -1,0 +1,197 @@
+"""``hyperlab.compat.optuna``: Optuna's study and trial API, on a hyperlab experiment."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import hyperlab
+import hyperlab.compat.optuna as optuna
+from hyperlab.compat.optuna.distributions import (
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+    from_spec,
+    to_spec,
+)
+from hyperlab.compat.optuna.trial import TrialState
+from hyperlab.trial import TrialStatus
+
+
+def storage(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'optuna.db'}"
+
+
+@pytest.mark.parametrize(
+    ("distribution", "values"),
+    [
+        (IntDistribution(1, 3), {1, 2, 3}),  # Optuna's high is included
+        (IntDistribution(0, 10, step=4), {0, 4, 8}),  # high lowered onto the step
+        (IntDistribution(1, 9, step=4), {1, 5, 9}),  # a low off the step: its own values
+        (FloatDistribution(0.0, 1.0, step=0.25), {0.0, 0.25, 0.5, 0.75, 1.0}),
+        (CategoricalDistribution(["a", None, 2]), {"a", None, 2}),
+        (FloatDistribution(2.0, 2.0), {2.0}),
+    ],
+)
+def test_each_distribution_takes_exactly_optunas_values(distribution, values) -> None:
+    import numpy as np
+
+    from hyperlab.space import SearchSpace
+
+    spec = to_spec(distribution)
+    drawn = SearchSpace({"p": spec}).sample(np.random.default_rng(0), 400)
+    assert {distribution.cast(d["p"]) for d in drawn} == values
+    if not isinstance(distribution, FloatDistribution) or distribution.low != distribution.high:
+        back = from_spec(spec)
+        assert back == distribution or (
+            isinstance(back, CategoricalDistribution) and set(back.choices) == values
+        )
+
+
+def test_log_ints_stay_ints_and_in_range(tmp_path: Path) -> None:
+    def objective(trial: optuna.Trial) -> float:
+        n = trial.suggest_int("n", 2, 300, log=True)
+        assert isinstance(n, int) and 2 <= n <= 300
+        return float(n)
+
+    study = optuna.create_study(storage=storage(tmp_path))
+    study.optimize(objective, n_trials=10)
+    assert all(isinstance(t.params["n"], int) for t in study.trials)
+    assert study.trials[0].distributions["n"] == IntDistribution(2, 300, log=True)
+
+
+def test_a_contradicting_suggest_fails_the_trial_naming_both(tmp_path: Path) -> None:
+    def objective(trial: optuna.Trial) -> float:
+        if trial.number == 0:
+            return trial.suggest_float("x", 0, 1)
+        return trial.suggest_int("x", 0, 10)
+
+    study = optuna.create_study(storage=storage(tmp_path))
+    study.optimize(objective, n_trials=2, catch=(ValueError,))
+    second = hyperlab.load(study.experiment_id, storage=storage(tmp_path)).trials[1]
+    assert second.status is TrialStatus.FAILED
+    assert "'x'" in (second.error or "") and "uniform" in (second.error or "")
+    assert "randint" in (second.error or "")
+
+
+def test_multi_objective_and_unmapped_calls_are_refused_before_anything_runs() -> None:
+    with pytest.raises(NotImplementedError, match="multi-objective"):
+        optuna.create_study(directions=["minimize", "maximize"])
+    with pytest.raises(NotImplementedError, match=r"optuna\.visualization"):
+        optuna.visualization.plot_optimization_history  # noqa: B018
+    with pytest.raises(NotImplementedError, match="NSGAIISampler"):
+        optuna.samplers.NSGAIISampler()
+    with pytest.raises(NotImplementedError, match="constraints_func"):
+        optuna.samplers.TPESampler(constraints_func=lambda t: [0.0])
+    with pytest.raises(NotImplementedError, match="sampler=object"):
+        optuna.create_study(sampler=object())  # type: ignore[arg-type]
+
+
+def test_names_are_unique_unless_loaded(tmp_path: Path) -> None:
+    url = storage(tmp_path)
+    study = optuna.create_study(study_name="s", storage=url, direction="maximize")
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=3)
+    with pytest.raises(optuna.exceptions.DuplicatedStudyError, match="load_if_exists"):
+        optuna.create_study(study_name="s", storage=url)
+    again = optuna.create_study(study_name="s", storage=url, load_if_exists=True)
+    assert again.direction is optuna.study.StudyDirection.MAXIMIZE
+    again.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
+    assert len(optuna.load_study(study_name="s", storage=url).trials) == 5
+    assert optuna.get_all_study_names(url) == ["s"]
+    with pytest.raises(KeyError):
+        optuna.load_study(study_name="nope", storage=url)
+
+
+def test_an_uncaught_exception_ends_optimize_after_failing_the_trial(tmp_path: Path) -> None:
+    def objective(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0, 1)
+        if trial.number == 2:
+            raise RuntimeError("boom")
+        if trial.number == 1:
+            raise KeyError("caught")
+        return x
+
+    study = optuna.create_study(storage=storage(tmp_path))
+    with pytest.raises(RuntimeError, match="boom"):
+        study.optimize(objective, n_trials=10, catch=(KeyError,))
+    states = [t.state for t in study.trials]
+    assert states == [TrialState.COMPLETE, TrialState.FAIL, TrialState.FAIL]
+
+
+def test_timeout_and_stop_let_running_trials_finish(tmp_path: Path) -> None:
+    def slow(trial: optuna.Trial) -> float:
+        time.sleep(0.3)
+        return trial.suggest_float("x", 0, 1)
+
+    study = optuna.create_study(storage=storage(tmp_path))
+    started = time.monotonic()
+    study.optimize(slow, timeout=0.5, n_jobs=2)
+    assert time.monotonic() - started < 5
+    assert study.trials and all(t.state is TrialState.COMPLETE for t in study.trials)
+
+    def stop_after_three(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+        if trial.number == 2:
+            study.stop()
+
+    other = optuna.create_study(storage=f"sqlite:///{tmp_path / 'other.db'}")
+    other.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=50, callbacks=[stop_after_three])
+    assert len(other.trials) == 3
+
+
+def test_a_grid_sampler_covers_its_grid_then_ends(tmp_path: Path) -> None:
+    grid = {"x": [-1.0, 0.0, 1.0], "n": [1, 2]}
+    study = optuna.create_study(
+        storage=storage(tmp_path), sampler=optuna.samplers.GridSampler(grid)
+    )
+    study.optimize(lambda t: t.suggest_float("x", -5, 5) * t.suggest_int("n", 0, 10), n_trials=50)
+    seen = {(t.params["x"], t.params["n"]) for t in study.trials}
+    assert len(study.trials) == 6 and seen == {(x, n) for x in grid["x"] for n in grid["n"]}
+
+
+def test_should_prune_reflects_the_report_just_made(tmp_path: Path) -> None:
+    def objective(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0, 1)
+        for step in range(10):
+            trial.report(x + step * (0 if trial.number < 3 else 1), step)
+            if trial.should_prune():
+                trial.set_user_attr("pruned_at", step)
+                raise optuna.TrialPruned()
+        return x
+
+    study = optuna.create_study(
+        storage=storage(tmp_path),
+        pruner=optuna.pruners.ThresholdPruner(upper=3.5),
+    )
+    study.optimize(objective, n_trials=5)
+    pruned = [t for t in study.trials if t.state is TrialState.PRUNED]
+    assert [t.number for t in pruned] == [3, 4]
+    for trial in pruned:  # the verdict on the first value above 3.5 came right after it
+        first = next(s for s, v in sorted(trial.intermediate_values.items()) if v > 3.5)
+        assert max(trial.intermediate_values) == first
+
+
+def test_ask_and_tell_from_threads(tmp_path: Path) -> None:
+    study = optuna.create_study(storage=storage(tmp_path))
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            for _ in range(5):
+                trial = study.ask()
+                study.tell(trial, trial.suggest_float("x", 0, 1))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors
+    assert sorted(t.number for t in study.trials) == list(range(10))
+    assert all(t.state is TrialState.COMPLETE for t in study.trials)
+    with pytest.raises(ValueError, match="not an asked trial"):
+        study.tell(0, 1.0)
