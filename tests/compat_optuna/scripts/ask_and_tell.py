@@ -23,12 +23,17 @@ if __name__ == "__main__":
             continue
         study.tell(trial, evaluate(x, y))
     states = [t.state.name for t in study.trials]
-    print("RESULT " + json.dumps({
-        "trials": len(study.trials),
-        "pruned": states.count("PRUNED"),
-        "told_pruned": pruned,
-        "complete": states.count("COMPLETE"),
-        "best_value": study.best_value,
-        "best_params": sorted(study.best_params),
-        "y_is_int": isinstance(study.best_params["y"], int),
-    }))
+    print(
+        "RESULT "
+        + json.dumps(
+            {
+                "trials": len(study.trials),
+                "pruned": states.count("PRUNED"),
+                "told_pruned": pruned,
+                "complete": states.count("COMPLETE"),
+                "best_value": study.best_value,
+                "best_params": sorted(study.best_params),
+                "y_is_int": isinstance(study.best_params["y"], int),
+            }
+        )
+    )

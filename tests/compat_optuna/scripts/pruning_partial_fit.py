@@ -44,11 +44,16 @@ if __name__ == "__main__":
 
     pruned_trials = study.get_trials(deepcopy=False, states=[TrialState.PRUNED])
     complete_trials = study.get_trials(deepcopy=False, states=[TrialState.COMPLETE])
-    print("RESULT " + json.dumps({
-        "trials": len(study.trials),
-        "pruned": len(pruned_trials),
-        "complete": len(complete_trials),
-        "best_value": study.best_trial.value,
-        "best_params": sorted(study.best_trial.params),
-        "pruned_steps": [max(t.intermediate_values) for t in pruned_trials],
-    }))
+    print(
+        "RESULT "
+        + json.dumps(
+            {
+                "trials": len(study.trials),
+                "pruned": len(pruned_trials),
+                "complete": len(complete_trials),
+                "best_value": study.best_trial.value,
+                "best_params": sorted(study.best_trial.params),
+                "pruned_steps": [max(t.intermediate_values) for t in pruned_trials],
+            }
+        )
+    )

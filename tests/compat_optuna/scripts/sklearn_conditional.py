@@ -36,12 +36,21 @@ if __name__ == "__main__":
     study.optimize(objective, n_trials=16, n_jobs=2)
     trial = study.best_trial
     first = study.trials[0]
-    print("RESULT " + json.dumps({
-        "trials": len(study.trials),
-        "complete": len([t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]),
-        "best_value": trial.value,
-        "best_classifier": trial.params["classifier"],
-        "enqueued": [first.params["classifier"], first.params["rf_max_depth"]],
-        "types": sorted({type(v).__name__ for t in study.trials for v in t.params.values()}),
-        "frame": list(study.trials_dataframe().shape),
-    }))
+    print(
+        "RESULT "
+        + json.dumps(
+            {
+                "trials": len(study.trials),
+                "complete": len(
+                    [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+                ),
+                "best_value": trial.value,
+                "best_classifier": trial.params["classifier"],
+                "enqueued": [first.params["classifier"], first.params["rf_max_depth"]],
+                "types": sorted(
+                    {type(v).__name__ for t in study.trials for v in t.params.values()}
+                ),
+                "frame": list(study.trials_dataframe().shape),
+            }
+        )
+    )
