@@ -54,7 +54,7 @@ __all__ = [
 Emit = Callable[[int, dict], None]
 """How a context hands a report to its executor: ``emit(step, metrics)``."""
 
-RequestKind = Literal["parameter", "fixed", "verdict", "early_stop"]
+RequestKind = Literal["parameter", "fixed", "verdict", "early_stop", "phase"]
 """What a running trial asks the driver (``TrialContext.request``):
 
 - ``"parameter"``: the value of parameter ``name`` drawn from ``spec`` (``hyperlab.suggest``);
@@ -63,7 +63,12 @@ RequestKind = Literal["parameter", "fixed", "verdict", "early_stop"]
 - ``"verdict"``: whether the driver has decided to stop the trial, given every report it sent
   so far (``hyperlab.should_stop``, Optuna's ``trial.should_prune()``), a bool;
 - ``"early_stop"``: the trial stops itself early, by a rule of its own (Optuna's
-  ``raise TrialPruned()``): its end counts as EARLY_STOPPED, not as a cancellation.
+  ``raise TrialPruned()``): its end counts as EARLY_STOPPED, not as a cancellation;
+- ``"phase"``: a multi-phase NNI trial (``nni.get_next_parameter()`` called again;
+  ``hyperlab.experiment._phases``): ``spec={"index": k}`` asks for phase ``k``'s parameter
+  set (k >= 1; the trial's params are phase 0), answered with a new set from the tuner, the
+  same set when phase ``k`` was asked before, or None when no more can be proposed;
+  ``spec={"index": k, "result": metrics}`` records phase ``k``'s final result, answered None.
 """
 
 REQUEST_KINDS: tuple[RequestKind, ...] = (
@@ -71,6 +76,7 @@ REQUEST_KINDS: tuple[RequestKind, ...] = (
     "fixed",
     "verdict",
     "early_stop",
+    "phase",
 )
 
 Ask = Callable[["TrialContext", int, RequestKind, str, dict], Any]

@@ -1,5 +1,5 @@
-"""Plain records of trials and experiments: statuses, the optimisation mode, reports and the
-frozen ``Trial``.
+"""Plain records of trials and experiments: statuses, the optimisation mode, reports, the
+frozen ``Trial`` and the later phases of multi-phase trials (``Phase``).
 
 Tuners, assessors and users only ever see these immutable records; the driver owns the
 mutable state and produces a new record whenever a trial changes.
@@ -17,6 +17,7 @@ __all__ = [
     "CUSTOM_TRIAL",
     "ExperimentStatus",
     "Mode",
+    "Phase",
     "Report",
     "Trial",
     "TrialStatus",
@@ -154,6 +155,9 @@ class Trial:
             training's exploit), or None.
         source: Where its parameters came from: None for the tuner (or a scheduler's
             branch), ``"custom"`` for a trial added by hand (NNI's customized trial).
+        phases: Its later phases, when it is a multi-phase NNI trial (one that called
+            ``nni.get_next_parameter()`` again), by index; the trial itself is phase 0.
+            Filled by the store's reads; the driver's own records leave it empty.
     """
 
     experiment_id: str
@@ -171,6 +175,7 @@ class Trial:
     finished_at: float | None = None
     parent: int | None = None
     source: str | None = None
+    phases: tuple[Phase, ...] = ()
 
     @property
     def id(self) -> str:
@@ -201,6 +206,60 @@ class Trial:
         row.update({f"params.{k}": v for k, v in flatten_params(self.params).items()})
         row.update({f"metrics.{k}": v for k, v in self.metrics.items()})
         return row
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """A later phase of a multi-phase trial: a trial that calls NNI's
+    ``nni.get_next_parameter()`` again evaluates another parameter set from the tuner in the
+    same run, and reports a final result for it. Phase 0 is the trial itself (its ``params``
+    and final result); phases 1, 2... are these records.
+
+    Attributes:
+        experiment_id: The experiment it belongs to.
+        number: The number of its trial.
+        index: 1, 2... in the order the trial asked for them (NNI's ``parameter_index``).
+        parameter_id: The number its params were proposed under (NNI's ``parameter_id``):
+            the tuner sees the phase as a trial with this number, which no trial has.
+        params: The parameter set.
+        status: RUNNING until its final result came; then SUCCEEDED, or FAILED when the
+            result had no objective value; a phase whose trial ended before its result takes
+            the trial's end status (FAILED if the trial succeeded).
+        attempt: The attempt of its trial that first asked for it.
+        value: The objective value of its final result, when it succeeded.
+        metrics: All metrics of its final result.
+        error: Why it failed, if it did.
+        created_at / finished_at: Seconds since the epoch, or None.
+    """
+
+    experiment_id: str
+    number: int
+    index: int
+    parameter_id: int
+    params: dict[str, Any]
+    status: TrialStatus = TrialStatus.RUNNING
+    attempt: int = 1
+    value: float | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    created_at: float | None = None
+    finished_at: float | None = None
+
+    def as_trial(self) -> Trial:
+        """The phase as its tuner sees it: a trial numbered ``parameter_id``."""
+        return Trial(
+            self.experiment_id,
+            self.parameter_id,
+            self.params,
+            self.status,
+            self.attempt,
+            self.value,
+            self.metrics,
+            error=self.error,
+            created_at=self.created_at,
+            started_at=self.created_at,
+            finished_at=self.finished_at,
+        )
 
 
 def flatten_params(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -53,7 +53,9 @@ def test_an_nni_example_script_runs_unchanged(tmp_path):
         assert view["trial_id"] == f"{result.experiment_id}-{trial.number}"
         assert view["experiment_id"] == result.experiment_id
         assert view["sequence_id"] == trial.number
-        assert view["again"] == trial.params
+        (phase,) = trial.phases  # it called get_next_parameter() again: a second phase
+        assert view["again"] == phase.params != trial.params
+        assert phase.status is TrialStatus.FAILED  # it reported no result for that phase
         params = view["params"]
         assert params["epochs"] == 3 and params["data_dir"] == "./data"  # argparse defaults kept
         for key in space:
@@ -88,17 +90,16 @@ def test_nni_calls_in_a_function_trial_report_and_set_the_final_result():
         assert [r.metrics["step_seen"] for r in trial.reports] == [0, 1, 2]
 
 
-def test_get_next_parameter_returns_the_same_values_and_a_copy():
+def test_get_next_parameter_returns_a_copy_and_then_the_next_phase():
     seen = {}
 
     def objective(params):
         first = nni.get_next_parameter()
+        seen.update(current=nni.get_current_parameter(), tag=nni.get_current_parameter("x"))
         first["x"] = "changed"
-        second = nni.get_next_parameter()
         seen.update(
-            second=second,
-            current=nni.get_current_parameter(),
-            tag=nni.get_current_parameter("x"),
+            second=nni.get_next_parameter(),  # a grid's points are the trials': no phase 1
+            after=nni.get_current_parameter(),
             ids=(nni.get_trial_id(), nni.get_experiment_id(), nni.get_sequence_id()),
         )
         return params["x"]
@@ -106,7 +107,8 @@ def test_get_next_parameter_returns_the_same_values_and_a_copy():
     result = hyperlab.run(objective, {"x": hs.choice(0.5)}, tuner="grid", storage=":memory:")
     (trial,) = result.trials
     assert trial.status is TrialStatus.SUCCEEDED and trial.params == {"x": 0.5}
-    assert seen["second"] == seen["current"] == {"x": 0.5} and seen["tag"] == 0.5
+    assert seen["current"] == {"x": "changed"} and seen["tag"] == 0.5  # the object it returned
+    assert seen["second"] is None and seen["after"] is None and trial.phases == ()
     assert seen["ids"] == (f"{result.experiment_id}-0", result.experiment_id, 0)
 
 

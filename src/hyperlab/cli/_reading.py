@@ -1,5 +1,5 @@
 """The commands that read the store: ``ls``, ``show``, ``trials``, ``logs``, ``export``, and
-``rm``."""
+``rm``. ``show`` and ``trials`` list the later phases of multi-phase (NNI) trials too."""
 
 from __future__ import annotations
 
@@ -137,6 +137,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         lines["error"] = last_line(record.error) if first.startswith("Traceback") else first
     if lines["imported"].startswith("0 "):
         del lines["imported"]
+    phases = [phase for t in trials for phase in t.phases]
+    if phases:
+        multi = sum(1 for t in trials if t.phases)
+        lines["phases"] = f"{len(phases)} later phases of {multi} multi-phase trials"
     for key, value in lines.items():
         console.print(f"  {key:<10} {value}", highlight=False, markup=False)
     environment = (
@@ -151,6 +155,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     top = [t for t in options.mode.ranked(trials) if t.value is not None][:10]
     if top:
         console.print(trial_table(top, title="top 10 trials"))
+    best = sorted(
+        (p for p in phases if p.value is not None),
+        key=lambda p: (options.mode.sign * p.value, p.number, p.index),
+    )[:10]
+    if best:
+        console.print(_phase_table(best, title="top 10 later phases"))
     if args.env:  # plain lines: a long diff is neither styled nor wrapped
         print("environment", *environment, sep="\n")
     return 0
@@ -173,8 +183,33 @@ def cmd_trials(args: argparse.Namespace) -> int:
         if args.limit < 1:
             raise ConfigError(f"--limit: expected a positive number, got {args.limit}")
         trials = trials[: args.limit]
-    make_console().print(trial_table(trials))
+    console = make_console()
+    console.print(trial_table(trials))
+    phases = [phase for t in trials for phase in t.phases]
+    if phases:
+        console.print(_phase_table(phases, title="later phases of multi-phase trials"))
     return 0
+
+
+def _phase_table(phases: list[Any], title: str) -> Any:
+    """The phases as a table: trial number, phase index, NNI's parameter id, status, value,
+    params, and the error of those that failed."""
+    from rich.table import Table
+
+    from hyperlab.experiment._failures import last_line
+    from hyperlab.trial import TrialStatus, flatten_params
+
+    errors = any(p.status is TrialStatus.FAILED for p in phases)
+    columns = ["#", "phase", "parameter_id", "status", "value", "params"]
+    table = Table(*columns, *(["error"] if errors else []), title=title)
+    for p in phases:
+        params = ", ".join(f"{k}={v!r}" for k, v in flatten_params(p.params).items())
+        value = "-" if p.value is None else f"{p.value:.6g}"
+        row = [str(p.number), str(p.index), str(p.parameter_id), str(p.status), value, params]
+        if errors:
+            row.append(last_line(p.error) if p.status is TrialStatus.FAILED else "")
+        table.add_row(*row)
+    return table
 
 
 def cmd_logs(args: argparse.Namespace) -> int:

@@ -62,6 +62,9 @@ def retune(driver: Driver, space: SearchSpace) -> None:
         known = known_part(space, trial)
         if ended and fits(space, known.params):
             tuner.observe(known)
+    from hyperlab.experiment._phases import feed_phases  # it imports this module
+
+    feed_phases(tuner, history, space)  # multi-phase trials' later phases
     if schedules:
         assert isinstance(tuner, Assessor)
         driver.scheduling = Scheduling(tuner)

@@ -49,6 +49,7 @@ from hyperlab.experiment._controls import (
 from hyperlab.experiment._failures import FailureWatch
 from hyperlab.experiment._fatal import FatalFailure
 from hyperlab.experiment._keeper import LeaseKeeper
+from hyperlab.experiment._phases import Phases
 from hyperlab.experiment._progress import make_progress
 from hyperlab.experiment._requests import DefinedByRun, known_part
 from hyperlab.experiment._scheduling import Scheduling, Verdict
@@ -197,6 +198,7 @@ class Driver:
         self.status = record.status
         self.progress = make_progress(progress, self.id, options.max_trials)
         self.by_run = DefinedByRun(tuner.space, options.suggested)
+        self.phases = Phases(self)  # of multi-phase (NNI) trials
         self.asked: dict[int, set[str]] = {}  # the names each running trial asked for
         self._replay(history or [])
 
@@ -257,6 +259,7 @@ class Driver:
                         error=None,
                     )
                 )
+        self.phases.replay(history, space)
         self.scheduling.replay(history)
 
     def _adopt_orphans(self) -> None:
@@ -652,6 +655,9 @@ class Driver:
             self.stop_reasons.setdefault(trial.number, Verdict(TrialStatus.EARLY_STOPPED))
             self.executor.answer(trial.number, request.index, None)
             return
+        if request.kind == "phase":  # a multi-phase NNI trial: another parameter set, a result
+            self.executor.answer(trial.number, request.index, *self.phases.answer(trial, request))
+            return
         self.asked.setdefault(trial.number, set()).add(request.name)
         if request.kind == "fixed":
             value, error, new = self.by_run.fix(request)
@@ -769,6 +775,7 @@ class Driver:
             self.tuner.observe(known_part(self.tuner.space, trial))
         else:
             self.tuner.observe(trial)
+        self.phases.ended(trial)  # the phases it left without a result
         if self.by_run.ended(trial):  # its tuner now models more or fewer of them
             self._retune()
         self.tuner_waits = False

@@ -5,9 +5,13 @@ experiment manifest. Pure functions: no requests, no store.
 NNI's quirks kept here, as its manager and ``nni.experiment`` client have them:
 
 - times are milliseconds since the epoch, except ``execDuration`` (seconds);
-- ``hyperParameters`` is a list of JSON texts, each an object with exactly ``parameter_id``,
+- ``hyperParameters`` is a list of JSON texts, one per phase of the trial (a multi-phase
+  trial's later phases follow its own, phase 0), each an object with exactly ``parameter_id``,
   ``parameter_source`` (``"algorithm"``, or ``"customized"`` for a trial added by hand),
-  ``parameters`` and ``parameter_index`` (NNI's client builds ``TrialHyperParameters(**it)``);
+  ``parameters`` and ``parameter_index`` (NNI's client builds ``TrialHyperParameters(**it)``;
+  NNI's manager also writes a phase's ``trial_job_id``, which that client would refuse);
+- a trial's ``parameter_id`` is its number; a later phase's is the number its parameters were
+  proposed under (``Phase.parameter_id``), also the ``parameterId`` of its FINAL record;
 - a metric's ``data`` is JSON encoded twice (NNI stores the trial's JSON text as JSON), its
   ``parameterId`` is a string, and ``export-data``'s ``value`` is encoded once;
 - NNI has no PAUSED status: a paused trial is WAITING.
@@ -29,12 +33,13 @@ from hyperlab.server._nni_models import (
     NniTrialJob,
 )
 from hyperlab.store import ExperimentRecord, Imported
-from hyperlab.trial import CUSTOM_TRIAL, Mode, Trial, TrialStatus
+from hyperlab.trial import CUSTOM_TRIAL, Mode, Phase, Trial, TrialStatus
 
 __all__ = [
     "MetricType",
     "experiment_info",
     "exported_result",
+    "exported_results",
     "imported_text",
     "metric_records",
     "nni_params",
@@ -71,11 +76,18 @@ def nni_value(metrics: dict[str, Any], metric: str | None) -> Any:
     return {"default": metrics[key], **{k: v for k, v in metrics.items() if k != key}}
 
 
-def _record(trial: Trial, kind: MetricType, seq: int, at: float, value: Any) -> NniMetricData:
+def _record(
+    trial: Trial,
+    kind: MetricType,
+    seq: int,
+    at: float,
+    value: Any,
+    parameter_id: int | None = None,
+) -> NniMetricData:
     return NniMetricData(
         timestamp=_ms(at) or 0,
         trialJobId=trial.id,
-        parameterId=str(trial.number),
+        parameterId=str(trial.number if parameter_id is None else parameter_id),
         type=kind,
         sequence=seq,
         data=json.dumps(json.dumps(value)),  # NNI stores the trial's JSON text as JSON
@@ -85,7 +97,8 @@ def _record(trial: Trial, kind: MetricType, seq: int, at: float, value: Any) -> 
 def metric_records(
     trial: Trial, metric: str | None, kind: MetricType | None = None
 ) -> list[NniMetricData]:
-    """The trial's intermediate reports (of its latest attempt) and final result, NNI-style."""
+    """The trial's intermediate reports (of its latest attempt) and final results (its own,
+    then each of its later phases' that reported one), NNI-style."""
     records = []
     if kind in (None, "PERIODICAL"):
         records += [
@@ -96,18 +109,45 @@ def metric_records(
     if kind in (None, "FINAL") and trial.status is TrialStatus.SUCCEEDED:
         at = trial.finished_at or trial.created_at or 0.0
         records.append(_record(trial, "FINAL", 0, at, nni_value(trial.metrics, metric)))
+    if kind in (None, "FINAL"):
+        records += [
+            _record(
+                trial,
+                "FINAL",
+                0,
+                phase.finished_at or phase.created_at or 0.0,
+                nni_value(phase.metrics, metric),
+                phase.parameter_id,
+            )
+            for phase in trial.phases
+            if phase.metrics
+        ]
     return records
 
 
-def trial_job(trial: Trial, metric: str | None, folder: Path) -> NniTrialJob:
-    """The trial as NNI's ``TrialJobInfo``; ``folder`` is the experiment's folder."""
+def _hyper_parameters(trial: Trial) -> list[str]:
+    """NNI's ``hyperParameters``: the JSON text of each phase's parameter record."""
     source = "customized" if trial.source == CUSTOM_TRIAL else "algorithm"
-    hyper = {
+    first = {
         "parameter_id": trial.number,
         "parameter_source": source,
         "parameters": trial.params,
         "parameter_index": 0,
     }
+    later = [
+        {
+            "parameter_id": phase.parameter_id,
+            "parameter_source": "algorithm",
+            "parameters": phase.params,
+            "parameter_index": phase.index,
+        }
+        for phase in trial.phases
+    ]
+    return [json.dumps(hyper) for hyper in (first, *later)]
+
+
+def trial_job(trial: Trial, metric: str | None, folder: Path) -> NniTrialJob:
+    """The trial as NNI's ``TrialJobInfo``; ``folder`` is the experiment's folder."""
     log_path = f"file://localhost:{folder}/trials/{trial.number}"
     failed = trial.status is TrialStatus.FAILED
     start = trial.started_at or trial.created_at or trial.finished_at
@@ -117,7 +157,7 @@ def trial_job(trial: Trial, metric: str | None, folder: Path) -> NniTrialJob:
         status=nni_status(trial.status),
         startTime=_ms(start) or 0,  # NNI's client requires one: a waiting trial's is its creation
         endTime=_ms(trial.finished_at) if trial.status.is_finished() else None,
-        hyperParameters=[json.dumps(hyper)],
+        hyperParameters=_hyper_parameters(trial),
         logPath=log_path,
         finalMetricData=metric_records(trial, metric, "FINAL") or None,
         stderrPath=f"{log_path}/stderr.log" if failed else None,
@@ -125,11 +165,25 @@ def trial_job(trial: Trial, metric: str | None, folder: Path) -> NniTrialJob:
 
 
 def exported_result(trial: Trial, metric: str | None) -> NniExportedResult | None:
-    """The trial as an entry of NNI's ``export-data``, or None unless it succeeded."""
+    """The trial (its phase 0) as an entry of NNI's ``export-data``, or None unless it
+    succeeded; ``exported_results`` adds its later phases."""
     if trial.status is not TrialStatus.SUCCEEDED:
         return None
     value = json.dumps(nni_value(trial.metrics, metric))
     return NniExportedResult(parameter=trial.params, value=value, trialJobId=trial.id)
+
+
+def exported_results(trial: Trial, metric: str | None) -> list[NniExportedResult]:
+    """The entries of NNI's ``export-data`` for the trial: one per phase that succeeded, its
+    own first (NNI pairs each phase's parameters with its final result)."""
+    own = exported_result(trial, metric)
+    later = [p for p in trial.phases if p.status is TrialStatus.SUCCEEDED]
+    return [*([] if own is None else [own]), *(_exported_phase(trial, p, metric) for p in later)]
+
+
+def _exported_phase(trial: Trial, phase: Phase, metric: str | None) -> NniExportedResult:
+    value = json.dumps(nni_value(phase.metrics, metric))
+    return NniExportedResult(parameter=phase.params, value=value, trialJobId=trial.id)
 
 
 def imported_text(result: Imported) -> str:

@@ -11,13 +11,16 @@ GET    job-statistics                [{trialJobStatus, trialJobNumber}]
 GET    metric-data[/{trialJobId}]    MetricDataRecords (?type=PERIODICAL|FINAL)
 GET    metric-data-latest            every final result and each trial's latest report
 GET    metric-data-range/{min}/{max} the records of the trials numbered min to max
-GET    export-data                   [{parameter, value (a JSON text), trialJobId}]
+GET    export-data                   [{parameter, value (a JSON text), trialJobId}], one per
+                                     phase of a multi-phase trial
 ```
 
 Trial job ids are the trials' ids, ``<experiment id>-<number>``, and the trial number is NNI's
-``sequenceId`` and ``parameter_id``. Shapes are ``_nni_shapes``'s; routes as NNI 3.0's manager
-has them (``ts/nni_manager/rest_server/restHandler.ts``); an unknown trial job id is a 404
-naming it (NNI's manager answers an empty 200).
+``sequenceId`` and ``parameter_id`` (a multi-phase trial's later phases have their own
+``parameter_id``, in its ``hyperParameters`` and their FINAL records). Shapes are
+``_nni_shapes``'s; routes as NNI 3.0's manager has them
+(``ts/nni_manager/rest_server/restHandler.ts``); an unknown trial job id is a 404 naming it
+(NNI's manager answers an empty 200).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from hyperlab.server._nni_models import (
     NniTrialJob,
 )
 from hyperlab.server._nni_shapes import (
-    exported_result,
+    exported_results,
     metric_records,
     nni_status,
     trial_job,
@@ -206,9 +209,10 @@ def metric_data_range(
 @router.get(
     "/export-data",
     response_model=list[NniExportedResult],
-    summary="Every succeeded trial's parameters and final result (value: a JSON text)",
+    summary="Every succeeded trial's (and phase's) parameters and final result (value: a JSON "
+    "text)",
 )
 def export_data(request: Request, record: Selected) -> list[NniExportedResult]:
     metric = record.options.metric
-    results = (exported_result(t, metric) for t in _trials(request, record, reports=False))
-    return [result for result in results if result is not None]
+    trials = _trials(request, record, reports=False)
+    return [result for trial in trials for result in exported_results(trial, metric)]

@@ -1,10 +1,11 @@
 """The store: experiments, trials, reports, status changes and control requests in a database.
 
 SQLite file by default (``<home>/hyperlab.db``), in memory with ``":memory:"``, PostgreSQL by
-URL. The driver is the only writer of an experiment's rows and group-commits them with
-``Store.flush``; the CLI, the server and ``hyperlab.load`` read, and talk to the driver by
-``Store.send_control`` with typed control requests (``StopExperiment``, ``KillTrial``...).
-The store also says where an experiment's files live (``Store.experiment_folder``).
+URL. Trials come with their later phases when they are multi-phase NNI trials. The driver is
+the only writer of an experiment's rows and group-commits them with ``Store.flush``; the CLI,
+the server and ``hyperlab.load`` read, and talk to the driver by ``Store.send_control`` with
+typed control requests (``StopExperiment``, ``KillTrial``...). The store also says where an
+experiment's files live (``Store.experiment_folder``).
 
 Example:
     >>> from hyperlab.store import Store

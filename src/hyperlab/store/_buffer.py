@@ -19,8 +19,16 @@ from sqlalchemy.sql import ClauseElement
 
 from hyperlab.store._codec import dumps
 from hyperlab.store._controls import ControlOutcome
-from hyperlab.store._schema import controls, experiments, imported, reports, trial_events, trials
-from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
+from hyperlab.store._schema import (
+    controls,
+    experiments,
+    imported,
+    phases,
+    reports,
+    trial_events,
+    trials,
+)
+from hyperlab.trial import ExperimentStatus, Phase, Report, Trial, TrialStatus
 
 __all__ = ["EXPERIMENT_FIELDS", "WriteBuffer"]
 
@@ -43,6 +51,7 @@ EXPERIMENT_FIELDS = frozenset(
 """What ``update_experiment`` may change."""
 
 _TRIAL_COLUMNS = tuple(column.name for column in trials.c)
+_PHASE_COLUMNS = tuple(column.name for column in phases.c)
 _REPORT_COLUMNS = ("experiment_id", "number", "attempt", "step", "metrics", "time")
 _EVENT_COLUMNS = ("experiment_id", "number", "attempt", "status", "time")
 _IMPORTED_COLUMNS = ("experiment_id", "params", "value", "metrics", "created_at")
@@ -98,12 +107,19 @@ class WriteBuffer:
                 trial=bindparam("trial"),
             )
         )
+        upsert_phase = dialect_insert(phases)
+        upsert_phase = upsert_phase.on_conflict_do_update(
+            index_elements=[phases.c.experiment_id, phases.c.number, phases.c.phase],
+            set_={name: upsert_phase.excluded[name] for name in _PHASE_COLUMNS[3:]},
+        )
         self._upsert_trials = _Statement(upsert, dialect, _TRIAL_COLUMNS)
+        self._upsert_phases = _Statement(upsert_phase, dialect, _PHASE_COLUMNS)
         self._insert_reports = _Statement(insert(reports), dialect, _REPORT_COLUMNS)
         self._insert_events = _Statement(insert(trial_events), dialect, _EVENT_COLUMNS)
         self._insert_imported = _Statement(insert(imported), dialect, _IMPORTED_COLUMNS)
         self._finish_controls = _Statement(finish, dialect, _CONTROL_COLUMNS)
         self.trials: dict[_Key, tuple[Any, ...]] = {}
+        self.phases: dict[tuple[str, int, int], tuple[Any, ...]] = {}
         self.reports: list[tuple[Any, ...]] = []
         self.events: list[tuple[Any, ...]] = []
         self.imported: list[tuple[Any, ...]] = []
@@ -118,6 +134,7 @@ class WriteBuffer:
     def __len__(self) -> int:
         return (
             len(self.trials)
+            + len(self.phases)
             + len(self.reports)
             + len(self.events)
             + len(self.imported)
@@ -177,6 +194,25 @@ class WriteBuffer:
         else:  # keep no references to the finished trial's dicts
             self._last[key] = (status, attempt, None, None, None, None)
 
+    def put_phase(self, phase: Phase) -> None:
+        """Buffer ``phase``'s row (replacing an unflushed one of the same phase)."""
+        value = None if phase.value is None else float(phase.value)
+        if value is not None and not math.isfinite(value):
+            value = None
+        key = (phase.experiment_id, phase.number, phase.index)
+        self.phases[key] = (
+            *key,
+            int(phase.parameter_id),
+            phase.attempt,
+            dumps(phase.params),
+            phase.status._value_,
+            value,
+            dumps(phase.metrics) if phase.metrics else "{}",
+            phase.error,
+            phase.created_at,
+            phase.finished_at,
+        )
+
     def add_report(self, experiment_id: str, number: int, report: Report) -> None:
         """Buffer one intermediate report; a step or time that is not a number fails here."""
         step = report.step if type(report.step) is int else int(report.step)
@@ -223,6 +259,7 @@ class WriteBuffer:
     def drop(self, experiment_id: str) -> None:
         """Forget the waiting rows of one experiment (its driver lost the right to write)."""
         self.trials = {k: v for k, v in self.trials.items() if k[0] != experiment_id}
+        self.phases = {k: v for k, v in self.phases.items() if k[0] != experiment_id}
         self.reports = [row for row in self.reports if row[0] != experiment_id]
         self.events = [row for row in self.events if row[0] != experiment_id]
         self.imported = [row for row in self.imported if row[0] != experiment_id]
@@ -245,6 +282,7 @@ class WriteBuffer:
                 update(experiments).where(experiments.c.id == experiment_id).values(**values)
             )
         self._upsert_trials.execute(conn, list(self.trials.values()))
+        self._upsert_phases.execute(conn, list(self.phases.values()))
         self._insert_events.execute(conn, self.events)
         self._insert_reports.execute(conn, self.reports)
         self._insert_imported.execute(conn, self.imported)
@@ -253,6 +291,7 @@ class WriteBuffer:
     def clear(self) -> None:
         """Forget the pending rows, once they are committed."""
         self.trials = {}
+        self.phases = {}
         self.reports = []
         self.events = []
         self.imported = []

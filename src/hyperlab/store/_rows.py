@@ -14,14 +14,15 @@ from hyperlab.errors import ConfigError, StoreError
 from hyperlab.store._codec import loads
 from hyperlab.store._controls import ControlRequest, UnreadableRequest, parse_request
 from hyperlab.store._records import ExperimentRecord
-from hyperlab.store._schema import reports, trials
-from hyperlab.trial import ExperimentStatus, Mode, Report, Trial, TrialStatus
+from hyperlab.store._schema import phases, reports, trials
+from hyperlab.trial import ExperimentStatus, Mode, Phase, Report, Trial, TrialStatus
 
 __all__ = [
     "TRIAL_COLUMNS",
     "best_number_query",
     "experiment_row",
     "options_from_row",
+    "read_phases",
     "read_trials",
     "record_from_row",
     "request_from_row",
@@ -127,7 +128,9 @@ TRIAL_COLUMNS = (
 _STATUSES = {status.value: status for status in TrialStatus}
 
 
-def trial_from_row(row: Any, trial_reports: tuple[Report, ...]) -> Trial:
+def trial_from_row(
+    row: Any, trial_reports: tuple[Report, ...], trial_phases: tuple[Phase, ...] = ()
+) -> Trial:
     (
         experiment_id,
         number,
@@ -160,20 +163,69 @@ def trial_from_row(row: Any, trial_reports: tuple[Report, ...]) -> Trial:
         finished,
         parent,
         source,
+        trial_phases,
     )
 
 
 def read_trials(
     conn: Connection, experiment_id: str, *, number: int | None = None, reports: bool = True
 ) -> list[Trial]:
-    """The experiment's trials (or trial ``number``) ordered by number, with their reports
-    ordered by (attempt, step, time) if ``reports``: two queries."""
+    """The experiment's trials (or trial ``number``) ordered by number, with their phases
+    and, if ``reports``, their reports ordered by (attempt, step, time): three queries."""
     query = select(*TRIAL_COLUMNS).where(trials.c.experiment_id == experiment_id)
     if number is not None:
         query = query.where(trials.c.number == number)
     rows = conn.execute(query.order_by(trials.c.number)).all()
     by_number = _reports(conn, experiment_id, number) if reports and rows else {}
-    return [trial_from_row(row, by_number.get(row.number, ())) for row in rows]
+    later: dict[int, list[Phase]] = {}
+    for phase in read_phases(conn, experiment_id, number) if rows else []:
+        later.setdefault(phase.number, []).append(phase)
+    return [
+        trial_from_row(row, by_number.get(row.number, ()), tuple(later.get(row.number, ())))
+        for row in rows
+    ]
+
+
+_PHASE_COLUMNS = (
+    phases.c.experiment_id,
+    phases.c.number,
+    phases.c.phase,
+    phases.c.parameter_id,
+    cast(phases.c.params, Text).label("params"),
+    phases.c.status,
+    phases.c.attempt,
+    phases.c.value,
+    cast(phases.c.metrics, Text).label("metrics"),
+    phases.c.error,
+    phases.c.created_at,
+    phases.c.finished_at,
+)
+
+
+def read_phases(conn: Connection, experiment_id: str, number: int | None = None) -> list[Phase]:
+    """The later phases of the experiment's trials (or of trial ``number``), ordered by
+    trial number and index."""
+    query = select(*_PHASE_COLUMNS).where(phases.c.experiment_id == experiment_id)
+    if number is not None:
+        query = query.where(phases.c.number == number)
+    rows = conn.execute(query.order_by(phases.c.number, phases.c.phase)).all()
+    return [
+        Phase(
+            row.experiment_id,
+            row.number,
+            row.phase,
+            row.parameter_id,
+            loads(row.params),
+            _STATUSES[row.status],
+            row.attempt,
+            row.value,
+            loads(row.metrics),
+            row.error,
+            row.created_at,
+            row.finished_at,
+        )
+        for row in rows
+    ]
 
 
 def best_number_query(experiment_id: str, mode: Mode) -> Select[Any]:

@@ -37,12 +37,13 @@ __all__ = [
     "imported",
     "meta",
     "metadata",
+    "phases",
     "reports",
     "trial_events",
     "trials",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Bumped whenever a table changes; a newer database refuses to open with older code, and an
 older one is migrated when first opened (see ``_MIGRATIONS``)."""
 
@@ -118,6 +119,28 @@ trials = Table(
     Column("finished_at", Double),
     Column("parent", Integer),  # since version 2: the trial it continues from (PBT)
     Column("source", String(16)),  # since version 3: "custom" for an added trial, else NULL
+)
+
+phases = Table(  # since version 6: the later phases of multi-phase (NNI) trials
+    "phases",
+    metadata,
+    Column(
+        "experiment_id",
+        String(32),
+        ForeignKey("experiments.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("number", Integer, primary_key=True, autoincrement=False),  # the trial's
+    Column("phase", Integer, primary_key=True, autoincrement=False),  # 1, 2...
+    Column("parameter_id", BigInteger, nullable=False),  # the tuner's number for its params
+    Column("attempt", Integer, nullable=False),
+    Column("params", JSON, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("value", Double),  # NULL unless finite
+    Column("metrics", JSON, nullable=False),
+    Column("error", Text),
+    Column("created_at", Double),
+    Column("finished_at", Double),
 )
 
 reports = Table(
@@ -309,4 +332,10 @@ def _v4_to_v5(conn: Connection) -> int:
     return 5
 
 
-_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+def _v5_to_v6(conn: Connection) -> int:
+    """Multi-phase trials get the table of their later phases (created after the
+    migrations, empty: no earlier trial had phases)."""
+    return 6
+
+
+_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}

@@ -1,10 +1,10 @@
 """The Store: experiments, trials, reports, status changes and control requests in one database.
 
-Writes of an experiment's rows (``update_experiment``, ``put_trial``, ``add_report``,
-``finish_control``) are buffered and group-committed by ``flush``; the driver is their only
-writer and calls them from one thread. Creating and deleting experiments and sending control
-requests commit at once. Reads run in their own short transaction and see committed rows only;
-on SQLite they never take the write lock.
+Writes of an experiment's rows (``update_experiment``, ``put_trial``, ``put_phase``,
+``add_report``, ``finish_control``) are buffered and group-committed by ``flush``; the driver
+is their only writer and calls them from one thread. Creating and deleting experiments and
+sending control requests commit at once. Reads run in their own short transaction and see
+committed rows only; on SQLite they never take the write lock.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from hyperlab.store._rows import (
     best_number_query,
     experiment_row,
     options_from_row,
+    read_phases,
     read_trials,
     record_from_row,
     request_from_row,
@@ -61,12 +62,13 @@ from hyperlab.store._schema import (
     ensure_schema,
     experiments,
     imported,
+    phases,
     reports,
     trial_events,
     trials,
 )
 from hyperlab.store._urls import MEMORY_URL, StorageTarget, mask_url, resolve_storage
-from hyperlab.trial import Mode, Report, Trial, TrialStatus
+from hyperlab.trial import Mode, Phase, Report, Trial, TrialStatus
 
 __all__ = ["ID_ALPHABET", "Store"]
 
@@ -284,7 +286,7 @@ class Store(ApiReads):
         with self._write("delete experiment") as conn:
             if not _exists(conn, experiment_id):
                 raise self._not_found(experiment_id)
-            for table in (controls, trial_events, reports, imported, trials):
+            for table in (controls, trial_events, reports, imported, phases, trials):
                 conn.execute(delete(table).where(table.c.experiment_id == experiment_id))
             conn.execute(delete(experiments).where(experiments.c.id == experiment_id))
         self._buffer.forget(experiment_id)
@@ -318,6 +320,15 @@ class Store(ApiReads):
             ValueError: when the seed does not fit in 64 bits.
         """
         self._buffer.put_trial(trial)
+
+    def put_phase(self, phase: Phase) -> None:
+        """Buffer the whole row of a later phase of a multi-phase trial (insert or replace,
+        by trial number and index). A non-finite ``value`` is stored as None.
+
+        Raises:
+            TypeError: when params or metrics hold something JSON cannot represent.
+        """
+        self._buffer.put_phase(phase)
 
     def add_report(self, experiment_id: str, number: int, report: Report) -> None:
         """Buffer one intermediate report of trial ``number``.
@@ -449,7 +460,8 @@ class Store(ApiReads):
     # ---- reads ---------------------------------------------------------------------------
 
     def get_trials(self, experiment_id: str, *, reports: bool = True) -> list[Trial]:
-        """The experiment's trials ordered by number, in two queries.
+        """The experiment's trials ordered by number, with their phases (``Trial.phases``),
+        in up to three queries.
 
         Args:
             experiment_id: The experiment.
@@ -479,7 +491,7 @@ class Store(ApiReads):
         return found[0] if found else None
 
     def get_trial(self, experiment_id: str, number: int) -> Trial:
-        """One trial with its reports.
+        """One trial with its reports and phases.
 
         Raises:
             ExperimentNotFound: when there is no such experiment.
@@ -494,6 +506,19 @@ class Store(ApiReads):
                     f"no trial {number} in experiment {experiment_id!r} in {self._where}"
                 )
         return found[0]
+
+    def get_phases(self, experiment_id: str, number: int | None = None) -> list[Phase]:
+        """The later phases of the experiment's multi-phase trials (or of trial ``number``),
+        ordered by trial number and index; ``get_trials`` attaches them to their trials too.
+
+        Raises:
+            ExperimentNotFound: when there is no such experiment.
+        """
+        with self._read() as conn:
+            found = read_phases(conn, experiment_id, number)
+            if not found and not _exists(conn, experiment_id):
+                raise self._not_found(experiment_id)
+        return found
 
     def get_trial_events(self, experiment_id: str, number: int | None = None) -> list[TrialEvent]:
         """Status changes of the experiment's trials (or of trial ``number``), oldest first.

@@ -234,7 +234,7 @@ class RecordCases:
             dataclasses.replace(full, reports=())
         ]
 
-    def test_trials_come_back_ordered_by_number_in_two_queries(self, store: Store) -> None:
+    def test_trials_come_back_ordered_by_number_in_three_queries(self, store: Store) -> None:
         store.create_experiment(record())
         for number in (5, 1, 4, 0, 3, 2):
             store.put_trial(trial(number))
@@ -244,7 +244,7 @@ class RecordCases:
         got = store.get_trials("exp00001")
         assert [t.number for t in got] == [0, 1, 2, 3, 4, 5]
         assert [t.reports[0].metrics["loss"] for t in got] == [0, 1, 2, 3, 4, 5]
-        assert len(selects) == 2
+        assert len(selects) == 3  # trials, reports, phases
 
     def test_empty_experiment_has_no_trials(self, store: Store) -> None:
         store.create_experiment(record())

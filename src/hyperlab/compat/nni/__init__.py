@@ -9,6 +9,9 @@ for epoch in range(10):
 nni.report_final_result(acc)
 ```
 
+A trial that calls ``nni.get_next_parameter()`` again gets another parameter set from the tuner
+(NNI's multi-phase trials; None when there is no more), and reports a final result for each.
+
 Inside a hyperlab trial (a command trial, or a function trial that calls these) the calls go
 to hyperlab's reporting; elsewhere they behave like NNI's standalone mode: no parameters (with
 a ``RuntimeWarning``), results logged, ids ``"STANDALONE"``.
