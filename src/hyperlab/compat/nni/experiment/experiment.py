@@ -1,0 +1,622 @@
+"""NNI's ``Experiment`` (``nni.experiment.Experiment``) running on hyperlab.
+
+```python
+from hyperlab.compat.nni.experiment import Experiment    # instead of nni.experiment
+
+experiment = Experiment('local')
+experiment.config.trial_command = 'python3 model.py'
+experiment.config.search_space = search_space
+experiment.config.tuner.name = 'TPE'
+experiment.config.tuner.class_args['optimize_mode'] = 'maximize'
+experiment.config.max_trial_number = 10
+experiment.config.trial_concurrency = 2
+experiment.run(8080)       # True once DONE or STOPPED, False on ERROR
+print(experiment.export_data())
+experiment.stop()
+```
+
+The experiment is a hyperlab experiment in hyperlab's store (``$HYPERLAB_HOME/hyperlab.db``
+unless ``storage=`` says otherwise), its trials hyperlab command trials (NNI trial scripts run
+unchanged, with hyperlab's ``nni`` shim), and the web portal at the port hyperlab's dashboard
+and REST API (NNI's routes included), on 127.0.0.1. The driver runs in a thread of this process
+(``RunMode.Background``, ``Foreground``) or in a process of its own (``RunMode.Detach``).
+
+Reads and changes go the hyperlab way: an experiment this object runs, resumes or views is read
+from the store and changed by control requests in the store, which its driver applies;
+``Experiment.connect(port)`` reads and changes one through the REST API at the port. As with
+NNI, Ctrl-C in ``run`` stops the experiment (``run`` then returns None), and so does the end
+of the script after ``start`` (unless ``RunMode.Detach``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import enum
+import functools
+import json
+import logging
+import os
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ValidationError
+
+from hyperlab.compat.nni.experiment._launch import DriverThread, spawn_driver
+from hyperlab.compat.nni.experiment._rest_source import RestSource
+from hyperlab.compat.nni.experiment._source import FINISHED, Source, trial_number
+from hyperlab.compat.nni.experiment._store_source import StoreSource
+from hyperlab.compat.nni.experiment._translate import nni_message, to_hyperlab
+from hyperlab.compat.nni.experiment.config import ExperimentConfig
+from hyperlab.compat.nni.experiment.data import TrialJob, TrialMetricData, TrialResult
+from hyperlab.config import describe_validation_error, parse_duration
+from hyperlab.errors import ConfigError, ExperimentNotFound, HyperlabError
+from hyperlab.executors import CommandTrial
+from hyperlab.experiment import Experiment as HyperlabExperiment
+from hyperlab.experiment._ids import check_id
+from hyperlab.server import BackgroundServer, check_serving, serve_in_background
+from hyperlab.space import SearchSpace
+from hyperlab.store import (
+    ID_ALPHABET,
+    ControlRequest,
+    KillTrial,
+    SetConcurrency,
+    SetMaxDuration,
+    SetMaxTrials,
+    Store,
+    UpdateSearchSpace,
+)
+
+__all__ = ["Experiment", "RunMode"]
+
+_logger = logging.getLogger("hyperlab.compat.nni.experiment")
+
+POLL = 0.1
+"""Seconds between two looks at the experiment's status while waiting for it."""
+STOP_WAIT = 60.0
+"""Seconds ``stop`` waits for the driver to stop the experiment."""
+CONFIG_FILE = "nni-config.json"
+"""The NNI config as given (NNI's camelCase), kept in the experiment's folder."""
+
+R = TypeVar("R")
+M = TypeVar("M", bound=BaseModel)
+
+
+class RunMode(enum.Enum):
+    """Where the driver runs, and whether the experiment outlives the script (NNI's names).
+
+    - ``Background``: in a thread of this process, quietly; stopped when the script ends.
+    - ``Foreground``: the same, printing hyperlab's progress lines.
+    - ``Detach``: in a process of its own, which goes on after the script ends (stop it with
+      ``stop()``, ``Experiment.connect(port).stop()`` or ``hyperlab stop ID``).
+    """
+
+    Background = "background"
+    Foreground = "foreground"
+    Detach = "detach"
+
+
+class _ClassOrInstanceMethod(Generic[R]):
+    """A method also callable on the class, with ``self`` None (NNI's docs call
+    ``Experiment.get_all_experiments_metadata()``)."""
+
+    def __init__(self, method: Callable[[Any], R]) -> None:
+        self._method = method
+        self.__doc__ = method.__doc__
+
+    def __get__(self, obj: Experiment | None, owner: type | None = None) -> Callable[[], R]:
+        return functools.partial(self._method, obj)
+
+
+def _say(message: str) -> None:
+    print(f"hyperlab: {message}", file=sys.stderr, flush=True)
+
+
+def _request(model: type[M], field: str, **payload: Any) -> M:
+    """The control request, or ConfigError naming the NNI ``field`` and the value."""
+    try:
+        return model.model_validate(payload, strict=True)
+    except ValidationError as exc:
+        raise ConfigError(f"{field}: {describe_validation_error(exc)}") from None
+
+
+def _as_experiment(obj: object) -> Experiment:
+    """``obj`` itself, or the experiment whose id it is (``Experiment.resume('id')``, as NNI
+    2.x wrote it)."""
+    return obj if isinstance(obj, Experiment) else Experiment(None, id=str(obj))
+
+
+class Experiment:
+    """An NNI experiment, run by hyperlab.
+
+    Args:
+        config_or_platform: An ``ExperimentConfig``, ``'local'`` (a blank config to fill in
+            through ``experiment.config``), or None to resume, view or read an existing
+            experiment by ``id``.
+        id: The experiment's id: 1 to 32 lowercase letters, digits, ``-`` or ``_``; by default
+            8 random ones. Give an existing one to resume, view or read that experiment.
+        storage: hyperlab's store (not NNI's): None for ``$HYPERLAB_HOME/hyperlab.db``, a
+            ``sqlite:///`` or ``postgresql://`` URL, or a path ending in ``.db``.
+        host: The address the web portal listens on (loopback by default; beyond it, every
+            request needs the experiment's token).
+
+    Attributes:
+        config: The config (None for an experiment made from its id until ``resume`` or
+            ``view`` loads it).
+        id: The experiment's id.
+        port: The web portal's port while this object serves it (or connected to it).
+
+    Raises:
+        ConfigError: an invalid id, or ``storage=':memory:'`` (the driver and the portal
+            need a store they can share).
+        UnsupportedFeature: a platform other than ``'local'``.
+    """
+
+    def __init__(
+        self,
+        config_or_platform: ExperimentConfig | str | list[str] | None,
+        id: str | None = None,
+        *,
+        storage: str | os.PathLike[str] | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
+        self.id = "".join(secrets.choice(ID_ALPHABET) for _ in range(8)) if id is None else id
+        check_id(self.id)
+        self.storage = None if storage is None else os.fspath(storage)
+        if self.storage is not None and self.storage.strip() == ":memory:":
+            raise ConfigError(
+                "storage: ':memory:' is private to one store object, and the experiment's "
+                "driver and web portal each open the store; give a file or a postgresql:// URL"
+            )
+        self.host = host
+        self.port: int | None = None
+        self.config: ExperimentConfig | None
+        if isinstance(config_or_platform, (str, list)):
+            self.config = ExperimentConfig(config_or_platform)
+        else:
+            self.config = config_or_platform
+        self._url: str | None = None
+        self._store: Store | None = None
+        self._source: Source | None = None
+        self._resuming = False  # start() continues the stored experiment, not a new one
+        self._controls_driver = False  # stop() stops the experiment: it was started here
+        self._thread: DriverThread | None = None
+        self._detached: subprocess.Popen[bytes] | None = None
+        self._portal: BackgroundServer | None = None
+
+    def __repr__(self) -> str:
+        where = f" at {self.url}" if self.url else ""
+        return f"<Experiment {self.id}{where}>"
+
+    @property
+    def url(self) -> str | None:
+        """The web portal's address (``http://127.0.0.1:8080``) while it is served here or
+        this object is connected to it; None otherwise."""
+        return self._url
+
+    # ---- where reads and controls go ---------------------------------------------------------
+
+    def _open_store(self) -> Store:
+        if self._store is None:
+            self._store = Store.open(self.storage)
+        return self._store
+
+    @property
+    def _reads(self) -> Source:
+        """The store (or, once connected, the REST API at the port)."""
+        if self._source is None:
+            self._source = StoreSource(self._open_store(), self.id, portal_url=self._url)
+        return self._source
+
+    def _served(self, url: str, port: int) -> None:
+        self._url, self.port = url, port
+        if isinstance(self._source, StoreSource):
+            self._source.portal_url = url
+
+    # ---- starting ----------------------------------------------------------------------------
+
+    def start(
+        self, port: int = 8080, debug: bool = False, run_mode: RunMode = RunMode.Background
+    ) -> None:
+        """Start the experiment and return once it runs, serving the web portal at ``port``.
+
+        Unless ``run_mode`` is ``RunMode.Detach``, the experiment is stopped when the script
+        ends (``atexit``); ``stop()`` stops it earlier.
+
+        Args:
+            port: The web portal's port (hyperlab's dashboard and REST API, NNI's routes
+                included); 0 picks a free one (read it from ``port``).
+            debug: NNI's debug logging; accepted, with no effect (hyperlab's driver log is
+                the same either way).
+            run_mode: See ``RunMode``.
+
+        Raises:
+            ConfigError: the config is invalid (naming the field), the port is in use, or the
+                experiment already exists (creating) or runs (resuming): nothing is written.
+            UnsupportedFeature: the config uses an NNI feature hyperlab lacks.
+        """
+        mode = RunMode(run_mode)
+        if mode is not RunMode.Detach:
+            atexit.register(self.stop)
+        if self._source is None or isinstance(self._source, StoreSource):
+            self._launch(port, mode)
+        else:
+            raise ConfigError(
+                f"experiment {self.id} is connected to port {self.port}; it runs elsewhere"
+            )
+
+    def _launch(self, port: int, mode: RunMode) -> None:
+        store = self._open_store()
+        if self._resuming:
+            store.get_experiment(self.id).check_not_running()
+        new = None if self._resuming else self._new_experiment()
+        if mode is RunMode.Detach:
+            check_serving(port, self.host)
+        else:
+            self._serve(port)
+        try:
+            if new is not None:
+                new.save()
+                if self.config is not None:
+                    config = json.dumps(self.config.json(), indent=2)
+                    (new.folder / CONFIG_FILE).write_text(config)
+            self._controls_driver = True  # from here on, stop() stops what was launched
+            if mode is RunMode.Detach:
+                self._detached = spawn_driver(store, self.id, port, self.host)
+                url = store.get_experiment(self.id).server_url or f"http://{self.host}:{port}"
+                self._served(url, urlsplit(url).port or port)
+                where = f"in the background (pid {self._detached.pid})"
+            else:
+                progress = None if mode is RunMode.Foreground else False
+                self._thread = DriverThread(self.id, self.storage, progress)
+                self._thread.start(store)
+                where = "here"
+        except BaseException:  # Ctrl-C while the driver starts: stop() stops it
+            self._controls_driver = self._thread is not None and self._thread.alive
+            self._stop_portal()
+            raise
+        link = self._portal.link(self.id) if self._portal is not None else self._url
+        _say(f"experiment {self.id} runs {where}; web portal: {link}")
+
+    def _new_experiment(self) -> HyperlabExperiment:
+        """The hyperlab experiment of the config (checked; nothing written yet)."""
+        if self.config is None:
+            raise ConfigError(
+                f"experiment {self.id} has no config and is not in store "
+                f"{self._open_store().masked_url}: give a config, or the id of an experiment"
+            )
+        config = to_hyperlab(self.config)
+        options = config.options()
+        fields = options.model_dump(exclude={"gpus", "suggested"})
+        trial: Any = CommandTrial(config.trial.command or "", code_dir=config.trial.code_dir)
+        try:
+            return HyperlabExperiment(
+                trial,
+                config.search_space,
+                **fields,
+                gpus=options.gpus,
+                storage=self.storage,
+                id=self.id,
+                progress=False,
+            )
+        except ConfigError as exc:
+            raise type(exc)(nni_message(str(exc))) from None
+
+    def _serve(self, port: int) -> BackgroundServer:
+        """Serve the store's dashboard and REST API at ``port``, for this experiment."""
+        if self._portal is None:
+            self._portal = serve_in_background(
+                self.storage, port, host=self.host, experiment_id=self.id
+            )
+            self._served(self._portal.url, self._portal.port)
+        return self._portal
+
+    # ---- stopping ----------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop the experiment (if this object started it or is connected to it: its running
+        trials end SYS_CANCELED, and run again on ``resume``), and the web portal served here.
+
+        Returns once the experiment has ended. Called at the script's end after ``start``
+        (unless ``RunMode.Detach``), and by Ctrl-C in ``run``.
+        """
+        atexit.unregister(self.stop)
+        if self._controls_driver:
+            _logger.info("Stopping experiment %s, please wait...", self.id)
+            self._stop_driver(self._reads)
+            self._controls_driver = False
+        if self._thread is not None:
+            self._thread.join(STOP_WAIT)
+            self._thread = None
+        self._detached = None
+        self._stop_portal()
+        self._url, self.port = None, None
+        if isinstance(self._source, RestSource):  # reads now go to the store (``storage``)
+            self._source = None
+
+    def _stop_driver(self, source: Source) -> None:
+        try:
+            status = source.status()
+            if status in FINISHED:
+                return
+            source.request_stop()
+            deadline = time.monotonic() + STOP_WAIT
+            while status not in FINISHED and time.monotonic() < deadline:
+                time.sleep(POLL)
+                status = source.status()
+        except HyperlabError as exc:  # a connected experiment's server went away with it
+            if not isinstance(source, RestSource):
+                raise
+            _logger.debug("experiment %s: %s", self.id, exc)
+            status = "STOPPED"
+        if status in FINISHED:
+            _say(
+                f"experiment {self.id} stopped ({status}); continue it with "
+                f"Experiment(None, id={self.id!r}).resume() or `hyperlab resume {self.id}`"
+            )
+        else:
+            _say(f"experiment {self.id} has not stopped within {STOP_WAIT:g}s ({status})")
+
+    def _stop_portal(self) -> None:
+        if self._portal is not None:
+            self._portal.stop()
+            self._portal = None
+            if isinstance(self._source, StoreSource):
+                self._source.portal_url = None
+
+    # ---- running -----------------------------------------------------------------------------
+
+    def _wait_completion(self) -> bool:
+        while True:
+            status = self.get_status()
+            if status in ("DONE", "STOPPED"):
+                return True
+            if status == "ERROR":
+                return False
+            time.sleep(POLL)
+
+    def _run_impl(self, port: int, wait_completion: bool) -> bool | None:
+        try:
+            self.start(port)
+            if wait_completion:
+                return self._wait_completion()
+        except KeyboardInterrupt:
+            _say("KeyboardInterrupt detected: stopping the experiment")
+            self.stop()
+        return None
+
+    def run(
+        self, port: int = 8080, wait_completion: bool = True, debug: bool = False
+    ) -> bool | None:
+        """Start the experiment (see ``start``) and wait until it ends.
+
+        Ctrl-C stops the experiment. Otherwise it is not stopped when ``run`` returns: the web
+        portal stays up until ``stop()``, or the end of the script.
+
+        Args:
+            port: The web portal's port; 0 picks a free one.
+            wait_completion: False returns None as soon as the experiment runs.
+            debug: Accepted, with no effect (see ``start``).
+
+        Returns:
+            True once the experiment ended DONE or STOPPED, False if it ended in ERROR; None
+            without ``wait_completion``, or after Ctrl-C (the experiment is then STOPPED).
+        """
+        return self._run_impl(port, wait_completion)
+
+    def run_or_resume(
+        self, port: int = 8080, wait_completion: bool = True, debug: bool = False
+    ) -> bool | None:
+        """``resume`` if the store has an experiment with this id (``has_checkpoint``), else
+        ``run``; same arguments and return values as ``run``."""
+        if self.has_checkpoint():
+            return self.resume(port, wait_completion, debug)
+        return self.run(port, wait_completion, debug)
+
+    def has_checkpoint(self) -> bool:
+        """Whether the store holds an experiment with this id (which ``resume`` continues)."""
+        try:
+            self._open_store().get_experiment(self.id)
+        except ExperimentNotFound:
+            return False
+        return True
+
+    def load_checkpoint(self) -> None:
+        """Load the NNI config the experiment was created with, unless this object has one
+        (hyperlab resumes from the store alone: the config is for reading)."""
+        if self.config is not None:
+            return
+        store = self._open_store()
+        path = store.experiment_folder(store.get_experiment(self.id)) / CONFIG_FILE
+        if path.is_file():
+            self.config = ExperimentConfig(**json.loads(path.read_text()))
+
+    def save_checkpoint(self) -> None:
+        """Nothing to do: the store holds the experiment as it runs (as with NNI's HPO)."""
+
+    def _existing(self, action: str) -> None:
+        if not self.has_checkpoint():
+            raise ExperimentNotFound(
+                f"experiment {self.id} is not in store {self._open_store().masked_url}, so it "
+                f"cannot be {action}"
+            )
+        self.load_checkpoint()
+
+    def resume(
+        self, port: int = 8080, wait_completion: bool = True, debug: bool = False
+    ) -> bool | None:
+        """Continue a stopped (or crashed) experiment: its finished trials are replayed into a
+        fresh tuner, interrupted ones run again; then as ``run``.
+
+        ``Experiment(None, id=ID).resume(port)``; ``Experiment.resume(ID, port)`` works too.
+
+        Raises:
+            ExperimentNotFound: the store has no experiment with this id.
+            ExperimentBusy: a driver runs it now.
+        """
+        experiment = _as_experiment(self)
+        experiment._existing("resumed")
+        experiment._resuming = True
+        return experiment._run_impl(port, wait_completion)
+
+    def view(self, port: int = 8080, non_blocking: bool = False) -> Experiment:
+        """Serve the web portal of an experiment of the store (running or not) at ``port``.
+
+        ``Experiment(None, id=ID).view(port)``; ``Experiment.view(ID, port)`` works too.
+
+        Args:
+            port: The web portal's port; 0 picks a free one.
+            non_blocking: False serves until Ctrl-C; True returns at once (the portal then
+                runs until ``stop()`` or the end of the script).
+
+        Returns:
+            The experiment.
+
+        Raises:
+            ExperimentNotFound: the store has no experiment with this id.
+        """
+        experiment = _as_experiment(self)
+        experiment._existing("viewed")
+        portal = experiment._serve(port)
+        _say(f"experiment {experiment.id}: web portal at {portal.link(experiment.id)}")
+        if not non_blocking:
+            try:
+                while True:
+                    time.sleep(1.0)
+            except KeyboardInterrupt:
+                _say("KeyboardInterrupt detected: the web portal stops")
+            finally:
+                experiment.stop()
+        return experiment
+
+    @classmethod
+    def connect(cls, port: int) -> Experiment:
+        """Attach to the experiment whose web portal (hyperlab's REST API) is at ``port`` on
+        this machine, run by another script, ``hyperlab run --port`` or ``hyperlab serve``.
+
+        Its reads and changes go through the REST API; ``stop()`` stops it.
+
+        Raises:
+            HyperlabError: nothing answers at the port.
+        """
+        experiment = cls(None)
+        source = RestSource(port)
+        experiment.id = source.experiment_id
+        experiment._source = source
+        experiment._controls_driver = True
+        experiment._served(source.url, port)
+        status = source.status()
+        _say(f"connected to port {port}: experiment {experiment.id}, status {status}")
+        return experiment
+
+    # ---- reading -----------------------------------------------------------------------------
+
+    def get_status(self) -> str:
+        """NNI's status: ``INITIALIZED``, ``RUNNING``, ``NO_MORE_TRIAL``, ``STOPPING``,
+        ``DONE``, ``STOPPED`` or ``ERROR`` (also when its driver was lost)."""
+        return self._reads.status()
+
+    def get_trial_job(self, trial_job_id: str) -> TrialJob:
+        """The trial whose id is ``trial_job_id`` (``<experiment id>-<number>``).
+
+        Raises:
+            TrialNotFound: naming the id, when there is no such trial.
+        """
+        return TrialJob(**self._reads.trial_job(trial_job_id))
+
+    def list_trial_jobs(self) -> list[TrialJob]:
+        """Every trial, in number order."""
+        return [TrialJob(**job) for job in self._reads.trial_jobs()]
+
+    def get_job_statistics(self) -> list[dict[str, Any]]:
+        """How many trials have each status: ``[{'trialJobStatus', 'trialJobNumber'}]``."""
+        return self._reads.job_statistics()
+
+    def get_job_metrics(self, trial_job_id: str | None = None) -> dict[str, list[TrialMetricData]]:
+        """The results trials reported (intermediate and final), by trial job id; of one trial
+        with ``trial_job_id``."""
+        metrics: dict[str, list[TrialMetricData]] = {}
+        for record in self._reads.metric_data(trial_job_id):
+            metrics.setdefault(record["trialJobId"], []).append(TrialMetricData(**record))
+        return metrics
+
+    def get_experiment_profile(self) -> dict[str, Any]:
+        """NNI's experiment profile: ``id``, ``params`` (the config in NNI's camelCase),
+        ``execDuration`` (s), ``logDir``, ``startTime``, ``endTime`` (ms), ``nextSequenceId``."""
+        return self._reads.profile()
+
+    def get_experiment_metadata(self, exp_id: str) -> dict[str, Any]:
+        """The entry of ``exp_id`` in NNI's experiment manifest (``{}`` if there is none)."""
+        entries = self.get_all_experiments_metadata()
+        return next((entry for entry in entries if entry["id"] == exp_id), {})
+
+    @_ClassOrInstanceMethod
+    def get_all_experiments_metadata(self: Experiment | None) -> list[dict[str, Any]]:
+        """NNI's experiment manifest of every experiment of the store: ``id``,
+        ``experimentName``, ``status``, ``port``, ``pid`` of a live driver, ``webuiUrl``...
+
+        Called on the class, it reads the default store (``$HYPERLAB_HOME/hyperlab.db``).
+        """
+        experiment = Experiment(None) if self is None else self
+        return experiment._reads.experiments_info()
+
+    def export_data(self) -> list[TrialResult]:
+        """Every succeeded trial's parameters and final result."""
+        return [TrialResult(**result) for result in self._reads.export_data()]
+
+    # ---- changing a running experiment ---------------------------------------------------------
+
+    def _control(self, request: ControlRequest) -> None:
+        self._reads.control(request)
+        _logger.info("experiment %s: %s applied", self.id, request.kind)
+
+    def update_trial_concurrency(self, value: int) -> None:
+        """Run up to ``value`` trials at once from now on.
+
+        Raises:
+            ConfigError: ``value`` is not a positive integer, or the experiment is not running.
+        """
+        self._control(_request(SetConcurrency, "trial_concurrency", value=value))
+
+    def update_max_trial_number(self, value: int) -> None:
+        """Create ``value`` trials in all (the experiment ends once they ended).
+
+        Raises:
+            ConfigError: ``value`` is not a positive integer, or the experiment is not running.
+        """
+        self._control(_request(SetMaxTrials, "max_trial_number", value=value))
+
+    def update_max_experiment_duration(self, value: str | int | float) -> None:
+        """End the experiment once it has run ``value``: ``'90s'``, ``'30m'``, ``'2h'``,
+        ``'1d'`` or seconds, counted from its start (summed over resumes).
+
+        Raises:
+            ConfigError: ``value`` is not a positive duration, or the experiment is not running.
+        """
+        seconds = parse_duration(value, "max_experiment_duration")
+        self._control(_request(SetMaxDuration, "max_experiment_duration", value=seconds))
+
+    def update_search_space(self, value: dict[str, Any]) -> None:
+        """Propose from ``value`` (NNI's search-space JSON) from now on; the tuner learns again
+        from the finished trials that fit it.
+
+        Raises:
+            SearchSpaceError: the space is invalid (naming the parameter).
+            ConfigError: the experiment is not running, or its tuner cannot take the space.
+        """
+        space = SearchSpace.coerce(value).to_nni()
+        self._control(_request(UpdateSearchSpace, "search_space", space=space))
+
+    def kill_trial_job(self, trial_job_id: str) -> None:
+        """Kill a waiting or running trial: it ends USER_CANCELED.
+
+        Raises:
+            TrialNotFound: no trial has this id.
+            ConfigError: the trial is not waiting or running, or the experiment is not running.
+        """
+        number = trial_number(self.id, trial_job_id)
+        self._control(KillTrial(number=number))
