@@ -195,3 +195,8 @@ def test_ask_and_tell_from_threads(tmp_path: Path) -> None:
     assert all(t.state is TrialState.COMPLETE for t in study.trials)
     with pytest.raises(ValueError, match="not an asked trial"):
         study.tell(0, 1.0)
+    study.stop()  # ends the session: its experiment stops, nothing left running
+    record = hyperlab.load(study.experiment_id, storage=storage(tmp_path))
+    assert record.status is hyperlab.ExperimentStatus.STOPPED
+    assert study.ask().number == 10  # a new session continues the study
+    study.stop()

@@ -235,7 +235,14 @@ class Study:
         return Experiment._attach(store, record, options, objective, progress, self._storage, hooks)
 
     def stop(self) -> None:
-        """Start no more trials; ``optimize`` returns once the running ones ended."""
+        """Start no more trials; ``optimize`` returns once the running ones ended.
+
+        Outside ``optimize`` (where Optuna raises), it ends the ask-and-tell session: its
+        background experiment stops (trials asked and not told run again when the study goes
+        on); the next ``ask`` starts another."""
+        if self._session is not None:
+            self._end_session()
+            return
         experiment = self._experiment
         driver = None if experiment is None else experiment._driver
         if driver is not None:
