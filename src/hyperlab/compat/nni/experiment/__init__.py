@@ -13,7 +13,7 @@ experiment.run(8080)
 ```
 
 ``experiment.py`` has the ``Experiment``, ``config.py`` NNI's config classes, ``data.py`` NNI's
-trial records; docs/migrating_nni.md maps every NNI call and lists what is not supported.
+trial records; docs/migrating.md maps every NNI call and lists what is not supported.
 """
 
 from hyperlab.compat.nni.experiment._base import UnknownField, UnsupportedFeature

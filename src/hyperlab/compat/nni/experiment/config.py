@@ -15,7 +15,7 @@ A config is checked as it is filled in (a field the class does not have, or a va
 type, is refused at once, naming it) and as a whole by ``validate()``, which translates it into
 hyperlab's config through the same schema as an NNI YAML file (``hyperlab.compat.nni._config``).
 Fields hyperlab has no equivalent for are refused with ``NotImplementedError``
-(``UnsupportedFeature``) naming them; see docs/migrating_nni.md.
+(``UnsupportedFeature``) naming them; see docs/migrating.md.
 """
 
 from __future__ import annotations
