@@ -200,3 +200,16 @@ def test_ask_and_tell_from_threads(tmp_path: Path) -> None:
     assert record.status is hyperlab.ExperimentStatus.STOPPED
     assert study.ask().number == 10  # a new session continues the study
     study.stop()
+
+
+def square(trial: optuna.Trial) -> float:
+    return trial.suggest_float("x", -5, 5) ** 2
+
+
+def test_hyperlab_resume_continues_a_study_with_its_stored_objective(tmp_path: Path) -> None:
+    url = storage(tmp_path)
+    study = optuna.create_study(study_name="again", storage=url)
+    study.optimize(square, n_trials=3)
+    result = hyperlab.resume("again", storage=url, max_trials=5, progress=False)
+    assert [t.status for t in result.trials] == [TrialStatus.SUCCEEDED] * 5
+    assert len(optuna.load_study(study_name="again", storage=url).trials) == 5

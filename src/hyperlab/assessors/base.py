@@ -106,6 +106,10 @@ class Assessor(ABC):
     which the framework passes.
     """
 
+    silent_trials_expected: ClassVar[bool] = False
+    """Whether trials that never report are usual with this assessor (Optuna's pruners, the
+    default of every study): then the driver does not say that it could not judge them."""
+
     argument_aliases: ClassVar[dict[str, str]] = {}
     """Other names ``assessor_args`` may use for this assessor's arguments (``{"mode":
     "variant"}`` lets ASHA take ``mode="promotion"``, the experiment's ``mode`` being the

@@ -99,7 +99,7 @@ class Scheduling:
         if self.assessor is None:
             return
         silent = trial.status.is_finished() and trial.started_at is not None and not reported
-        if silent and not self._silent_warned:
+        if silent and not self._silent_warned and not self.assessor.silent_trials_expected:
             self._silent_warned = True
             print(
                 f"hyperlab: trial {trial.number} ended without reporting intermediate "

@@ -40,6 +40,14 @@ class Objective:
         self.trials: dict[int, Trial] = {}
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What is stored with the experiment (so ``hyperlab resume`` runs it): the study and
+        the objective, not this run's state."""
+        return {"study": self.study, "func": self.func, "catch": self.catch}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["study"], state["func"], state["catch"])  # type: ignore[misc]
+
     def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
         context = current()
         trial = Trial(self.study, context, self.study.next_enqueued(), self.study.grid_names)

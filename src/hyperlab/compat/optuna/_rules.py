@@ -204,6 +204,8 @@ class OptunaRule(Assessor):
     ``self.trials`` as the study, ``self.mode`` as its direction.
     """
 
+    silent_trials_expected = True  # Optuna's default pruner, with objectives that never report
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.trials = StudyTrials()

@@ -98,6 +98,18 @@ class Study:
         self._lock = threading.Lock()
         self._session_lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The study without what only this process has (its running experiment, locks)."""
+        state = dict(self.__dict__)
+        for name in ("_lock", "_session_lock", "_experiment", "_session"):
+            state.pop(name)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._experiment, self._session = None, None
+        self._lock, self._session_lock = threading.Lock(), threading.Lock()
+
     # ---- what it is ------------------------------------------------------------------------
 
     @property
