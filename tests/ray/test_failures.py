@@ -286,3 +286,16 @@ def _processes_mentioning(text: str) -> list[int]:
             if text.encode() in line:
                 found.append(int(entry.name))
     return found
+
+
+def test_a_dead_cluster_recorded_on_this_machine_is_not_joined(monkeypatch: Any) -> None:
+    # `ray start` records its cluster in a file; one that died without cleaning up leaves it
+    import ray._private.services as services
+
+    from hyperlab.executors._ray import _cluster
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(services, "canonicalize_bootstrap_address", lambda address: "127.0.0.1:9")
+    assert _cluster._running_cluster() is None  # hyperlab starts its own instead
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:9")  # named by the user: reported, not skipped
+    assert _cluster._running_cluster() == "127.0.0.1:9"

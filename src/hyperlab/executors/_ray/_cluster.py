@@ -8,6 +8,7 @@ loads without it and says which extra to install when it is missing.
 from __future__ import annotations
 
 import io
+import os
 import re
 import socket
 import threading
@@ -29,6 +30,8 @@ __all__ = [
 
 CONNECT_TIMEOUT = 10.0
 """Seconds given to a ``ray_address``'s port to answer before it is called unreachable."""
+STALE_PROBE = 1.0
+"""Seconds given to the port of a cluster this machine recorded (not one the user named)."""
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3}
 _UNITS |= {"gb": 1000**3, "t": 1000**4, "tb": 1000**4, "kib": 1024, "mib": 1024**2}
@@ -198,12 +201,21 @@ def connect(address: str | None) -> bool:
 def _running_cluster() -> str | None:
     """The address of the cluster ``ray.init()`` would join (``RAY_ADDRESS``, or one that
     ``ray start`` started on this machine), or None when it would start its own (Ray's own
-    lookup, given None as ``ray.init()`` gives it)."""
+    lookup, given None as ``ray.init()`` gives it). A cluster this machine recorded but whose
+    port no longer answers (it died without cleaning up) counts as none."""
     from ray._private.services import canonicalize_bootstrap_address
 
     try:
-        return canonicalize_bootstrap_address(None) or None  # type: ignore[arg-type]
+        found = canonicalize_bootstrap_address(None) or None  # type: ignore[arg-type]
     except (ConnectionError, ValueError):
+        return None
+    if found is None or os.environ.get("RAY_ADDRESS"):
+        return found  # an address the user gave: unreachable, it is an error to report
+    host, _, port = found.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=STALE_PROBE):
+            return found
+    except (OSError, ValueError):
         return None
 
 
