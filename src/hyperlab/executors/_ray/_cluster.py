@@ -38,7 +38,7 @@ _UNITS |= {"gb": 1000**3, "t": 1000**4, "tb": 1000**4, "kib": 1024, "mib": 1024*
 _UNITS |= {"gib": 1024**3, "tib": 1024**4}
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*$")
 _OWN_LOCK = threading.Lock()
-_started_here = False  # this process started the Ray instance it is connected to
+_started_here: str | None = None  # the address of the Ray instance this process started
 
 
 def import_ray() -> ModuleType:
@@ -183,10 +183,10 @@ def connect(address: str | None) -> bool:
                     f"{current!r}, not {address!r}; call ray.shutdown() first, or leave "
                     "ray_address unset to use that one"
                 )
-            return _started_here
+            return _started_here == current  # not if Ray was shut down and joined since
         if address is None and _running_cluster() is None:
             ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
-            _started_here = True
+            _started_here = _gcs_address(ray)
             return True
         address = address or "auto"  # as ray.init() would: RAY_ADDRESS, or `ray start`'s
         _probe(address)
@@ -194,7 +194,7 @@ def connect(address: str | None) -> bool:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise ConfigError(f"ray_address: cannot connect to {address!r}: {exc}") from None
-        _started_here = False
+        _started_here = None
         return False
 
 
