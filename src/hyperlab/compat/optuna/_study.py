@@ -422,7 +422,10 @@ class Study:
         )
 
     def add_trials(self, trials: Iterable[FrozenTrial]) -> None:
-        self.add_trial(next(iter(trials)))
+        raise NotImplementedError(
+            "Study.add_trials: import finished trials with `hyperlab import-optuna` or "
+            "hyperlab.Experiment.import_data"
+        )
 
 
 def _trials(store: Store, experiment: str) -> list[Record]:
