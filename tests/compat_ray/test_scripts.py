@@ -49,7 +49,7 @@ def check_legacy_run(summary: dict) -> None:
     assert summary["statuses"] == ["TERMINATED"] * 6
 
 
-DETERMINISTIC = {"sgd_asha"}
+DETERMINISTIC = {"sgd_asha", "trainable_hyperband"}
 CHECKS = {
     "sgd_asha": check_sgd_asha,
     "trainable_hyperband": check_trainable_hyperband,
@@ -88,13 +88,8 @@ def test_a_ray_tune_script_runs_on_hyperlab(name, tmp_path):
     CHECKS[name](run_script(name, tmp_path, hyperlab=True))
 
 
-# Ray's own HyperBandScheduler can wait forever for a bracket to fill (its runs of
-# trainable_hyperband hung past 300 s on a busy 2-core machine): compared by hand, not here.
-COMPARED = sorted(set(CHECKS) - {"trainable_hyperband"})
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name", COMPARED)
+@pytest.mark.parametrize("name", sorted(CHECKS))
 def test_ray_tune_and_hyperlab_agree_on_a_script(name, tmp_path):
     pytest.importorskip("ray.tune", reason="Ray Tune is not installed")
     (tmp_path / "ray").mkdir()

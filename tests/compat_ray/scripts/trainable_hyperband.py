@@ -3,7 +3,9 @@
 pauses trials at its rungs and resumes the best from their checkpoints.
 
 Five trials: with ``max_t=3`` Ray's first bracket runs two trials to the end and its second
-holds three, halved at the first rung (Ray waits for ever on a bracket never filled).
+holds three, halved at the first rung (Ray waits for ever on a bracket never filled). The run
+stops trials at ``MAX_T`` itself, as Ray's HyperBand examples do: without it Ray 2.60 now and
+then pauses a trial that reached ``max_t`` and never resumes nor ends it (a run hangs).
 
 Usage: python trainable_hyperband.py STORAGE_PATH  (prints a ``SUMMARY {...}`` line at the end)
 """
@@ -55,7 +57,12 @@ if __name__ == "__main__":
             mode="min",
             scheduler=HyperBandScheduler(max_t=MAX_T, reduction_factor=3),
         ),
-        run_config=tune.RunConfig(name="hyperband", storage_path=sys.argv[1], verbose=0),
+        run_config=tune.RunConfig(
+            name="hyperband",
+            storage_path=sys.argv[1],
+            stop={"training_iteration": MAX_T},
+            verbose=0,
+        ),
     )
     results = tuner.fit()
     best = results.get_best_result()
