@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,8 @@ import hyperlab
 from hyperlab import ExperimentStatus
 from hyperlab.config import ExperimentOptions
 from hyperlab.server import create_app
-from hyperlab.store import ExperimentRecord, Store
+from hyperlab.server._nni_shapes import nni_params
+from hyperlab.store import ExperimentRecord, Store, command_ref
 from tests.server import (
     BASE_URL,
     SESSION_TOKEN,
@@ -88,6 +90,32 @@ def test_experiment_profile_uses_nni_field_names_and_milliseconds(client, exp_id
     assert params["tuner"] == {"name": "grid", "classArgs": {"optimize_mode": "minimize"}}
     assert params["trainingService"] == {"platform": "local"}
     assert "maxExperimentDuration" not in params  # no duration budget: omitted, as NNI does
+    assert "trialCommand" not in params  # a Python function's experiment
+    assert params["experimentType"] == "hpo"
+    assert params["experimentWorkingDirectory"] == str(Path(profile["logDir"]).parent)
+
+
+@pytest.mark.parametrize("command", ["python3 main.py", "python -c 'print(\"(in x)\")'"])
+def test_a_command_experiments_profile_names_its_command_and_folder(command):
+    record = ExperimentRecord(
+        id="abc",
+        name=None,
+        status=ExperimentStatus.INITIALIZED,
+        options=ExperimentOptions(metric="default"),
+        space={},
+        seed=0,
+        objective=None,
+        created_at=0.0,
+        objective_ref=command_ref(command, "/home/me/project (copy)"),
+    )
+    assert record.trial_command == (command, "/home/me/project (copy)")
+    params = nni_params(record)
+    assert (params["trialCommand"], params["trialCodeDirectory"]) == record.trial_command
+    assert params["trainingService"] == {
+        "platform": "local",
+        "trialCommand": command,
+        "trialCodeDirectory": "/home/me/project (copy)",
+    }
 
 
 def test_trial_jobs_are_nni_trial_job_infos(client, exp_id):

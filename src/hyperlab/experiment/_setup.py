@@ -20,7 +20,7 @@ from hyperlab.errors import ConfigError
 from hyperlab.executors import CommandTrial
 from hyperlab.executors.base import Executor, create_executor
 from hyperlab.executors.devices import DevicePool, detect_gpus
-from hyperlab.store import ExperimentRecord
+from hyperlab.store import ExperimentRecord, command_ref
 from hyperlab.tuners.base import Tuner
 
 
@@ -166,7 +166,7 @@ def random_seed() -> int:
 
 def reference(objective: Callable[..., Any]) -> str | None:
     if isinstance(objective, CommandTrial):
-        return f"command: {objective.command} (in {objective.code_dir or '.'})"
+        return command_ref(objective.command, str(objective.code_dir or "."))
     module = getattr(objective, "__module__", None)
     qualname = getattr(objective, "__qualname__", None)
     return f"{module}:{qualname}" if module and qualname else None

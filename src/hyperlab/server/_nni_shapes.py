@@ -203,8 +203,12 @@ def nni_params(record: ExperimentRecord) -> dict[str, Any]:
     """The experiment's config in NNI's v2 field names, where they map."""
     options = record.options
     mode = "maximize" if options.mode is Mode.MAX else "minimize"
+    trial = {}
+    if (command := record.trial_command) is not None:
+        trial = {"trialCommand": command[0], "trialCodeDirectory": command[1]}
     params: dict[str, Any] = {
         "experimentName": record.name,
+        "experimentType": "hpo",
         "searchSpace": record.space,
         "trialConcurrency": options.concurrency,
         "maxTrialNumber": options.max_trials,
@@ -216,7 +220,8 @@ def nni_params(record: ExperimentRecord) -> dict[str, Any]:
             "name": options.tuner,
             "classArgs": {**options.tuner_args, "optimize_mode": mode},
         },
-        "trainingService": {"platform": "local"},
+        **trial,
+        "trainingService": {"platform": "local", **trial},
     }
     if options.assessor is not None:
         args = {**options.assessor_args, "optimize_mode": mode}
@@ -237,7 +242,7 @@ def profile(record: ExperimentRecord, trials: list[Trial], folder: Path) -> NniE
     end = record.finished_at if record.status.is_finished() else None
     return NniExperimentProfile(
         id=record.id,
-        params=nni_params(record),
+        params={"experimentWorkingDirectory": str(folder.parent), **nni_params(record)},
         execDuration=_exec_duration(record, time.time()),
         logDir=str(folder),
         startTime=_ms(record.started_at or record.created_at),

@@ -43,6 +43,7 @@ from hyperlab.store._records import (
     ExperimentSummary,
     Imported,
     TrialEvent,
+    command_ref,
 )
 from hyperlab.store._schema import SCHEMA_VERSION
 from hyperlab.store._store import ID_ALPHABET, Store
@@ -75,6 +76,7 @@ __all__ = [
     "TrialNotFound",
     "UnreadableRequest",
     "UpdateSearchSpace",
+    "command_ref",
     "home",
     "parse_request",
 ]

@@ -21,8 +21,14 @@ __all__ = [
     "ExperimentSummary",
     "Imported",
     "TrialEvent",
+    "command_ref",
     "process_gone",
 ]
+
+
+def command_ref(command: str, code_dir: str) -> str:
+    """The ``objective_ref`` of an experiment whose trials run ``command`` in ``code_dir``."""
+    return f"command: {command} (in {code_dir})"
 
 
 HEARTBEAT_INTERVAL = 5.0
@@ -70,7 +76,7 @@ class ExperimentRecord:
         objective: The cloudpickled objective, if it can be pickled; opaque to the store.
         created_at: When it was created (seconds since the epoch).
         objective_ref: Where the objective comes from, for people (``module:function``, or the
-            command and its folder).
+            command and its folder as ``command_ref`` writes them, read by ``trial_command``).
         objective_path: The folder the objective's module was imported from, put on
             ``sys.path`` again to unpickle it on ``resume`` (None for ``__main__``).
         tuner: The cloudpickled tuner, for a tuner given as an instance (so that ``resume``
@@ -124,6 +130,16 @@ class ExperimentRecord:
         if self.lease_expires_at <= now:
             return False
         return not process_gone(self.driver_host, self.driver_pid)
+
+    @property
+    def trial_command(self) -> tuple[str, str] | None:
+        """The command trials run and the folder they run in, for an experiment of a command
+        trial; None for one of a Python function."""
+        ref = self.objective_ref or ""
+        if not (ref.startswith("command: ") and ref.endswith(")") and " (in " in ref):
+            return None
+        command, _, code_dir = ref.removeprefix("command: ").removesuffix(")").rpartition(" (in ")
+        return command, code_dir
 
     @property
     def driver_lost(self) -> bool:
