@@ -16,14 +16,22 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, get_args, get_type_hints
 
 from hyperlab.compat.optuna._rules import (
-    check_halving,
-    check_hyperband,
-    check_patient,
-    check_percentile,
-    check_threshold,
+    HyperbandArguments,
+    HyperbandRule,
+    OptunaRule,
+    PatientArguments,
+    PatientRule,
+    PercentileArguments,
+    PercentileRule,
+    RuleArguments,
+    SuccessiveHalvingArguments,
+    SuccessiveHalvingRule,
+    ThresholdArguments,
+    ThresholdRule,
 )
 
 __all__ = [
@@ -87,7 +95,31 @@ class NopPruner(BasePruner):
         return None, {}
 
 
-class PercentilePruner(BasePruner):
+class _RulePruner(BasePruner, RuleArguments):
+    """A pruner that runs a rule of ``_rules``. It derives from the rule's ``arguments``
+    dataclass, which lists Optuna's arguments, so it takes them as Optuna's pruner does; made,
+    it checks them as the rule does, then keeps them as the plain JSON values its rule is
+    stored with."""
+
+    rule: ClassVar[type[OptunaRule]]
+    """The rule deciding as this pruner, named by its path in ``_rules``."""
+
+    def __post_init__(self) -> None:
+        self.check(type(self).__name__)
+        hints = get_type_hints(self.rule.arguments)
+        for argument in fields(self.rule.arguments):
+            name = argument.name
+            setattr(self, name, _plain(getattr(self, name), hints[name]))
+
+    def _rule(self) -> Assessor:
+        args = {
+            argument.name: getattr(self, argument.name) for argument in fields(self.rule.arguments)
+        }
+        return f"{_RULES}:{self.rule.__name__}", args
+
+
+@dataclass(eq=False)
+class PercentilePruner(PercentileArguments, _RulePruner):
     """Optuna's ``PercentilePruner``: prunes a trial whose best value so far is worse than the
     ``percentile``-th best of the completed trials' values at the same step. Runs
     ``PercentileRule``, which decides exactly as Optuna.
@@ -103,35 +135,10 @@ class PercentilePruner(BasePruner):
         ValueError: an argument out of range (``ConfigError``), naming it and its value.
     """
 
-    def __init__(
-        self,
-        percentile: float,
-        n_startup_trials: int = 5,
-        n_warmup_steps: int = 0,
-        interval_steps: int = 1,
-        *,
-        n_min_trials: int = 1,
-    ) -> None:
-        check_percentile(
-            type(self).__name__,
-            percentile,
-            n_startup_trials,
-            n_warmup_steps,
-            interval_steps,
-            n_min_trials,
-        )
-        self._args = {
-            "percentile": float(percentile),
-            "n_startup_trials": int(n_startup_trials),
-            "n_warmup_steps": int(n_warmup_steps),
-            "interval_steps": int(interval_steps),
-            "n_min_trials": int(n_min_trials),
-        }
-
-    def _rule(self) -> Assessor:
-        return f"{_RULES}:PercentileRule", dict(self._args)
+    rule = PercentileRule
 
 
+@dataclass(eq=False)
 class MedianPruner(PercentilePruner):
     """Optuna's ``MedianPruner``: ``PercentilePruner(50.0, ...)``.
 
@@ -140,20 +147,11 @@ class MedianPruner(PercentilePruner):
             ``PercentilePruner``'s.
     """
 
-    def __init__(
-        self,
-        n_startup_trials: int = 5,
-        n_warmup_steps: int = 0,
-        interval_steps: int = 1,
-        *,
-        n_min_trials: int = 1,
-    ) -> None:
-        super().__init__(
-            50.0, n_startup_trials, n_warmup_steps, interval_steps, n_min_trials=n_min_trials
-        )
+    percentile: float = field(default=50.0, init=False)
 
 
-class SuccessiveHalvingPruner(BasePruner):
+@dataclass(eq=False)
+class SuccessiveHalvingPruner(SuccessiveHalvingArguments, _RulePruner):
     """Optuna's ``SuccessiveHalvingPruner`` (asynchronous successive halving). Runs
     ``SuccessiveHalvingRule``, which decides exactly as Optuna.
 
@@ -171,32 +169,11 @@ class SuccessiveHalvingPruner(BasePruner):
             refused rather than taken for ``"auto"``.
     """
 
-    def __init__(
-        self,
-        min_resource: str | int = "auto",
-        reduction_factor: int = 4,
-        min_early_stopping_rate: int = 0,
-        bootstrap_count: int = 0,
-    ) -> None:
-        check_halving(
-            type(self).__name__,
-            min_resource,
-            reduction_factor,
-            min_early_stopping_rate,
-            bootstrap_count,
-        )
-        self._args = {
-            "min_resource": min_resource if min_resource == "auto" else int(min_resource),
-            "reduction_factor": int(reduction_factor),
-            "min_early_stopping_rate": int(min_early_stopping_rate),
-            "bootstrap_count": int(bootstrap_count),
-        }
-
-    def _rule(self) -> Assessor:
-        return f"{_RULES}:SuccessiveHalvingRule", dict(self._args)
+    rule = SuccessiveHalvingRule
 
 
-class HyperbandPruner(BasePruner):
+@dataclass(eq=False)
+class HyperbandPruner(HyperbandArguments, _RulePruner):
     """Optuna's ``HyperbandPruner``. Runs ``HyperbandRule``, which decides exactly as Optuna
     for the bracket each trial number is in; Optuna draws it from the study's name and the
     number, the rule from ``study_name`` (which ``create_study`` sets to the study's name) or
@@ -215,28 +192,11 @@ class HyperbandPruner(BasePruner):
             once (Optuna checks ``min_resource`` and ``reduction_factor`` at its first prune).
     """
 
-    def __init__(
-        self,
-        min_resource: int = 1,
-        max_resource: str | int = "auto",
-        reduction_factor: int = 3,
-        bootstrap_count: int = 0,
-    ) -> None:
-        check_hyperband(
-            type(self).__name__, min_resource, max_resource, reduction_factor, bootstrap_count
-        )
-        self._args = {
-            "min_resource": int(min_resource),
-            "max_resource": max_resource if max_resource == "auto" else int(max_resource),
-            "reduction_factor": int(reduction_factor),
-            "bootstrap_count": int(bootstrap_count),
-        }
-
-    def _rule(self) -> Assessor:
-        return f"{_RULES}:HyperbandRule", dict(self._args)
+    rule = HyperbandRule
 
 
-class ThresholdPruner(BasePruner):
+@dataclass(eq=False)
+class ThresholdPruner(ThresholdArguments, _RulePruner):
     """Optuna's ``ThresholdPruner``: prunes a trial whose value at a judged step is NaN,
     below ``lower`` or above ``upper``. Runs ``ThresholdRule``, which decides exactly as
     Optuna.
@@ -251,30 +211,27 @@ class ThresholdPruner(BasePruner):
         ValueError: ``lower > upper`` or a step argument out of range (``ConfigError``).
     """
 
-    def __init__(
-        self,
-        lower: float | None = None,
-        upper: float | None = None,
-        n_warmup_steps: int = 0,
-        interval_steps: int = 1,
-    ) -> None:
+    rule = ThresholdRule
+
+    def __post_init__(self) -> None:
         who = type(self).__name__
-        if lower is None and upper is None:
+        if self.lower is None and self.upper is None:
             raise TypeError(f"{who}: give lower or upper (or both), got neither")
-        low, high = _bound(who, "lower", lower), _bound(who, "upper", upper)
-        check_threshold(who, low, high, n_warmup_steps, interval_steps)
-        self._args = {
-            "lower": _finite_or_none(low),
-            "upper": _finite_or_none(high),
-            "n_warmup_steps": int(n_warmup_steps),
-            "interval_steps": int(interval_steps),
-        }
-
-    def _rule(self) -> Assessor:
-        return f"{_RULES}:ThresholdRule", dict(self._args)
+        self.lower, self.upper = _bound(who, "lower", self.lower), _bound(who, "upper", self.upper)
+        super().__post_init__()
 
 
-class PatientPruner(BasePruner):
+@dataclass(eq=False)
+class _Wrapping:
+    """``PatientPruner``'s first argument. ``@dataclass`` lists the fields of a class's bases
+    from its last base to its first, so ``PatientPruner``, naming this base after
+    ``PatientArguments``, takes ``wrapped_pruner`` before their fields, as Optuna's does."""
+
+    wrapped_pruner: BasePruner | None
+
+
+@dataclass(eq=False)
+class PatientPruner(PatientArguments, _RulePruner, _Wrapping):
     """Optuna's ``PatientPruner``: prunes once the trial's best value over its last
     ``patience + 1`` steps is worse than its best before them by more than ``min_delta``, and
     then only if ``wrapped_pruner`` (None: nobody) prunes it too. Runs ``PatientRule``, which
@@ -290,30 +247,28 @@ class PatientPruner(BasePruner):
         TypeError: ``wrapped_pruner`` is not a pruner of this module (Optuna's own, say).
     """
 
-    def __init__(
-        self, wrapped_pruner: BasePruner | None, patience: int, min_delta: float = 0.0
-    ) -> None:
-        who = type(self).__name__
-        check_patient(who, patience, min_delta)
-        if wrapped_pruner is not None and not isinstance(wrapped_pruner, BasePruner):
-            kind = f"{type(wrapped_pruner).__module__}.{type(wrapped_pruner).__qualname__}"
+    rule = PatientRule
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        wrapped = self.wrapped_pruner
+        if wrapped is not None and not isinstance(wrapped, BasePruner):
+            kind = f"{type(wrapped).__module__}.{type(wrapped).__qualname__}"
             raise TypeError(
-                f"{who}: wrapped_pruner must be a pruner of hyperlab.compat.optuna or None, "
-                f"got {kind}; use the pruner of the same name from hyperlab.compat.optuna"
+                f"{type(self).__name__}: wrapped_pruner must be a pruner of "
+                f"hyperlab.compat.optuna or None, got {kind}; use the pruner of the same name "
+                "from hyperlab.compat.optuna"
             )
-        self._wrapped = wrapped_pruner
-        self._patience = int(patience)
-        self._min_delta = float(min_delta)
 
     def _rule(self) -> Assessor:
         wrapped: dict[str, Any] | None = None
-        if self._wrapped is not None:
-            path, args = self._wrapped.assessor()
+        if self.wrapped_pruner is not None:
+            path, args = self.wrapped_pruner.assessor()
             if path is None:  # the wrapped pruner never prunes: neither does this one
                 return None, {}
             wrapped = {"assessor": path, "args": args}
-        args = {"patience": self._patience, "min_delta": self._min_delta, "wrapped": wrapped}
-        return f"{_RULES}:PatientRule", args
+        path, args = super()._rule()
+        return path, {**args, "wrapped": wrapped}
 
 
 class WilcoxonPruner(BasePruner):
@@ -346,6 +301,14 @@ def _bound(who: str, name: str, value: Any) -> float | None:
         ) from None
 
 
-def _finite_or_none(value: float | None) -> float | None:
-    """A bound as a JSON value: an infinite or NaN bound never prunes, as no bound."""
-    return value if value is not None and math.isfinite(value) else None
+def _plain(value: Any, hint: Any) -> Any:
+    """A checked argument as the plain JSON value the store keeps, by its type ``hint``: an
+    ``int`` or a ``float`` (from NumPy's numbers too), ``"auto"`` and None as they are, and
+    None for an infinite or NaN bound (a ``float | None``), which bounds nothing."""
+    if value is None or isinstance(value, str):
+        return value
+    types = get_args(hint) or (hint,)
+    if float not in types:
+        return int(value)
+    number = float(value)
+    return None if type(None) in types and not math.isfinite(number) else number
