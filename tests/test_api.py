@@ -417,3 +417,48 @@ def test_ray_style_reporter_with_one_metric_needs_no_metric_name():
     assert all(t.status is TrialStatus.SUCCEEDED for t in result.trials)
     assert all("time_this_iter_s" in t.reports[0].metrics for t in result.trials)
     assert result.best_value == min(t.params["x"] + 2 for t in result.trials)
+
+
+def test_drain_lets_the_running_trials_finish_and_starts_no_more(tmp_path):
+    import threading
+
+    started: list[float] = []
+    two_started, release = threading.Event(), threading.Event()
+
+    def objective(params):
+        started.append(params["x"])
+        if len(started) == 2:
+            two_started.set()
+        release.wait(timeout=10)
+        return params["x"]
+
+    exp = hyperlab.Experiment(
+        objective,
+        {"x": hs.uniform(0, 1)},
+        max_trials=100,
+        executor="threads",
+        concurrency=2,
+        storage=f"sqlite:///{tmp_path / 'h.db'}",
+        progress=False,
+    )
+    exp.start()
+    assert exp.running
+    assert two_started.wait(timeout=10)
+    exp.drain()
+    release.set()
+    result = exp.wait(timeout=30)
+    assert not exp.running
+    assert result.status is ExperimentStatus.DONE
+    assert [t.status for t in result.trials] == [TrialStatus.SUCCEEDED] * 2  # none after drain()
+
+
+def test_drain_refuses_an_experiment_not_running_here(tmp_path):
+    exp = hyperlab.Experiment(
+        lambda p: p["x"], {"x": hs.uniform(0, 1)}, max_trials=2, storage=":memory:", progress=False
+    )
+    assert not exp.running
+    with pytest.raises(hyperlab.ConfigError, match=f"experiment {exp.id}: drain\\(\\) needs"):
+        exp.drain()
+    exp.run()
+    with pytest.raises(hyperlab.ConfigError, match="it ended DONE"):
+        exp.drain()

@@ -301,6 +301,11 @@ class Experiment:
         return self._store.get_experiment(self.id).status
 
     @property
+    def running(self) -> bool:
+        """True while the run ``start()`` began in the background goes on."""
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
     def store(self) -> Store:
         """The store this experiment is recorded in."""
         return self._store
@@ -477,6 +482,25 @@ class Experiment:
         Works from any thread; the request goes through the store like ``hyperlab stop ID``.
         """
         self._store.send_control(self.id, StopExperiment())
+
+    def drain(self) -> None:
+        """Start no more trials: the experiment ends DONE once its running trials ended (as
+        Optuna's ``study.stop()``), where ``stop`` cancels them.
+
+        Works at once from any thread of the process running it (a callback included).
+
+        Raises:
+            ConfigError: the experiment does not run in this process (``stop`` reaches one
+                running elsewhere).
+        """
+        driver = self._driver
+        if driver is None or driver.status.is_finished():
+            now = "it was not run here" if driver is None else f"it ended {driver.status}"
+            raise ConfigError(
+                f"experiment {self.id}: drain() needs it running in this process "
+                f"(run() or start()); {now}"
+            )
+        driver.request_drain()
 
     # ---- steering a running experiment (NNI's dispatcher semantics) ----------------------------
 

@@ -77,14 +77,19 @@ class AskTell(Callback):
 
     def _check_running(self) -> None:
         """Raise why the study's experiment ended, if it did (no trial would ever come)."""
-        assert self.experiment is not None
-        thread = self.experiment._thread
-        if thread is not None and not thread.is_alive():
-            failure = self.experiment._failure
-            raise HyperlabError(
-                f"the study's experiment {self.experiment.id} ended "
-                f"({self.experiment.status.value}); no trial can be asked"
-            ) from failure
+        experiment = self.experiment
+        assert experiment is not None
+        if experiment.running:
+            return
+        failure = None
+        try:
+            experiment.wait()  # raises what ended it, if something did
+        except Exception as exc:
+            failure = exc
+        raise HyperlabError(
+            f"the study's experiment {experiment.id} ended ({experiment.status.value}); "
+            "no trial can be asked"
+        ) from failure
 
     def _executor(self) -> Any:
         assert self.experiment is not None

@@ -28,7 +28,7 @@ from hyperlab.compat.optuna.pruners import BasePruner, MedianPruner
 from hyperlab.compat.optuna.samplers import BaseSampler, TPESampler
 from hyperlab.compat.optuna.trial import FrozenTrial, Trial, TrialState
 from hyperlab.config import validate_options
-from hyperlab.errors import ExperimentBusy, TrialError
+from hyperlab.errors import ConfigError, ExperimentBusy, TrialError
 from hyperlab.experiment import Callback, Experiment
 from hyperlab.store import Store
 from hyperlab.trial import Trial as Record
@@ -255,10 +255,9 @@ class Study:
         if self._session is not None:
             self._end_session()
             return
-        experiment = self._experiment
-        driver = None if experiment is None else experiment._driver
-        if driver is not None:
-            driver.request_drain()
+        if self._experiment is not None:
+            with contextlib.suppress(ConfigError):  # it does not run (any more): nothing to stop
+                self._experiment.drain()
 
     def enqueue_trial(
         self,
