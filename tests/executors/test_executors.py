@@ -258,3 +258,16 @@ def test_trial_row_is_committed_before_a_worker_process_runs_it(
     assert all(t.status is TrialStatus.SUCCEEDED for t in result.trials), result.trials[0].error
     assert all(t.metrics["found"] is True for t in result.trials)
     assert {t.metrics["status"] for t in result.trials} <= {"WAITING", "RUNNING"}
+
+
+def test_raising_concurrency_wakes_a_threads_poll_waiting_for_events():
+    from hyperlab.executors.base import create_executor
+
+    executor = create_executor("threads", objectives.quadratic, concurrency=0)
+    raise_it = threading.Timer(0.2, lambda: setattr(executor, "concurrency", 1))
+    raise_it.start()
+    started = time.monotonic()
+    executor.poll(60.0)  # no trial runs: only the wake ends the wait before its timeout
+    assert time.monotonic() - started < 30
+    assert executor.free_slots == 1
+    executor.close()

@@ -54,7 +54,7 @@ class ThreadExecutor(Executor):
 
     def __init__(self, objective, **options) -> None:
         super().__init__(objective, **options)
-        self._events: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        self._events: queue.SimpleQueue[Event | None] = queue.SimpleQueue()  # None: wake up
         self._active: dict[int, TrialContext] = {}
         self._deadlines: dict[int, float] = {}
         self._threads: dict[int, threading.Thread] = {}
@@ -112,6 +112,9 @@ class ThreadExecutor(Executor):
             except queue.Empty:
                 event = None
         self._expire()
+
+    def wake(self) -> None:
+        self._events.put(None)
 
     def _deliver(self, event: Event) -> None:
         if event.number not in self._active:

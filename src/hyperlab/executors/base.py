@@ -230,7 +230,7 @@ class Executor(ABC):
                 f"{MIN_MAX_LOG_BYTES}, got {max_log_bytes!r}"
             )
         self.objective: Any = objective
-        self.concurrency = concurrency
+        self._concurrency = concurrency
         self.trial_timeout = trial_timeout
         self.stop_grace = stop_grace
         self.devices = devices
@@ -283,6 +283,25 @@ class Executor(ABC):
             )
         self._held[spec.number] = devices
         return dataclasses.replace(spec, devices=devices)
+
+    @property
+    def concurrency(self) -> int:
+        """How many trials may run at once; raising it from another thread wakes a ``poll``
+        waiting now, so the driver fills the new slots at once."""
+        return self._concurrency
+
+    @concurrency.setter
+    def concurrency(self, value: int) -> None:
+        grew = value > self._concurrency
+        self._concurrency = value
+        if grew:
+            self.wake()
+
+    def wake(self) -> None:
+        """Make a ``poll`` waiting now return early. By default nothing: a poll returns
+        within its timeout anyway; executors whose poll waits on a queue of their own
+        override it."""
+        return None
 
     @property
     @abstractmethod

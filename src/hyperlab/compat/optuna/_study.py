@@ -95,19 +95,20 @@ class Study:
         self._experiment: Experiment | None = None
         self.grid_names = frozenset(sampler.space())
         self._session: AskTell | None = None
+        self._reader: Store | None = None  # opened by the first read, for every later one
         self._lock = threading.Lock()
         self._session_lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
         """The study without what only this process has (its running experiment, locks)."""
         state = dict(self.__dict__)
-        for name in ("_lock", "_session_lock", "_experiment", "_session"):
+        for name in ("_lock", "_session_lock", "_experiment", "_session", "_reader"):
             state.pop(name)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._experiment, self._session = None, None
+        self._experiment, self._session, self._reader = None, None, None
         self._lock, self._session_lock = threading.Lock(), threading.Lock()
 
     # ---- what it is ------------------------------------------------------------------------
@@ -291,11 +292,30 @@ class Study:
         """The study's trials, in number order (those in ``states`` only, if given)."""
         if self._id is None:
             return []
-        store = Store.open(self._storage)
-        record = store.get_experiment(self._id)
-        specs = {**record.space, **record.options.suggested}
+        store = self._store()
+        specs = self._specs(store)
         frozen = [FrozenTrial.from_record(t, specs) for t in _trials(store, self._id)]
         return [t for t in frozen if states is None or t.state in states]
+
+    def _trial(self, number: int) -> FrozenTrial:
+        """Trial ``number`` as stored."""
+        assert self._id is not None
+        store = self._store()
+        return FrozenTrial.from_record(store.get_trial(self._id, number), self._specs(store))
+
+    def _specs(self, store: Store) -> dict[str, Any]:
+        """The distribution of every parameter the study's trials have (declared or
+        suggested)."""
+        assert self._id is not None
+        record = store.get_experiment(self._id)
+        return {**record.space, **record.options.suggested}
+
+    def _store(self) -> Store:
+        """The store, for reads: opened once."""
+        with self._lock:
+            if self._reader is None:
+                self._reader = Store.open(self._storage)
+            return self._reader
 
     @property
     def best_trial(self) -> FrozenTrial:
@@ -399,10 +419,10 @@ class Study:
         try:
             self._session.tell(trial, state, values)
         except ValueError:
-            if skip_if_finished and any(t.number == number for t in self.trials):
-                return next(t for t in self.trials if t.number == number)
+            if skip_if_finished and number in (t.number for t in self.trials):
+                return self._trial(number)
             raise
-        return next(t for t in self.trials if t.number == number)
+        return self._trial(number)
 
     def _end_session(self) -> None:
         """Stop the ask-and-tell session, if any (trials asked and never told are cancelled
