@@ -134,7 +134,14 @@ def test_nni_rest_lists_every_phase(ran):
         jobs = client.get(f"{NNI}/trial-jobs").json()
         exported = client.get(f"{NNI}/export-data").json()
         finals = client.get(f"{NNI}/metric-data", params={"type": "FINAL"}).json()
+        periodical = client.get(f"{NNI}/metric-data", params={"type": "PERIODICAL"}).json()
     assert [job["sequenceId"] for job in jobs] == [0, 1]
+    for trial in ran.trials:  # stamped with the id of the parameters they were reported under
+        assert [m["parameterId"] for m in periodical if m["trialJobId"] == trial.id] == [
+            str(parameter_id)
+            for parameter_id in [trial.number, *(p.parameter_id for p in trial.phases)]
+            for _ in range(2)
+        ]
     for job, trial in zip(jobs, ran.trials, strict=True):
         hyper = [json.loads(text) for text in job["hyperParameters"]]
         assert hyper == [

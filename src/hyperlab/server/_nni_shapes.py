@@ -11,7 +11,9 @@ NNI's quirks kept here, as its manager and ``nni.experiment`` client have them:
   ``parameters`` and ``parameter_index`` (NNI's client builds ``TrialHyperParameters(**it)``;
   NNI's manager also writes a phase's ``trial_job_id``, which that client would refuse);
 - a trial's ``parameter_id`` is its number; a later phase's is the number its parameters were
-  proposed under (``Phase.parameter_id``), also the ``parameterId`` of its FINAL record;
+  proposed under (``Phase.parameter_id``), also the ``parameterId`` of its FINAL record and of
+  the intermediate results reported after the trial asked for it (NNI's trial stamps each
+  result with its latest parameters' id);
 - a metric's ``data`` is JSON encoded twice (NNI stores the trial's JSON text as JSON), its
   ``parameterId`` is a string, and ``export-data``'s ``value`` is encoded once;
 - NNI has no PAUSED status: a paused trial is WAITING.
@@ -33,7 +35,7 @@ from hyperlab.server._nni_models import (
     NniTrialJob,
 )
 from hyperlab.store import ExperimentRecord, Imported
-from hyperlab.trial import CUSTOM_TRIAL, Mode, Phase, Trial, TrialStatus
+from hyperlab.trial import CUSTOM_TRIAL, Mode, Phase, Report, Trial, TrialStatus
 
 __all__ = [
     "MetricType",
@@ -102,7 +104,14 @@ def metric_records(
     records = []
     if kind in (None, "PERIODICAL"):
         records += [
-            _record(trial, "PERIODICAL", r.step, r.time, nni_value(r.metrics, metric))
+            _record(
+                trial,
+                "PERIODICAL",
+                r.step,
+                r.time,
+                nni_value(r.metrics, metric),
+                _reporting_phase(trial, r),
+            )
             for r in trial.reports
             if r.attempt == trial.attempt
         ]
@@ -123,6 +132,17 @@ def metric_records(
             if phase.metrics
         ]
     return records
+
+
+def _reporting_phase(trial: Trial, report: Report) -> int | None:
+    """The ``parameter_id`` an intermediate report was made under, as NNI's trial stamps it:
+    that of the last phase its attempt asked for before reporting; None for phase 0."""
+    asked = [
+        p
+        for p in trial.phases
+        if p.attempt == report.attempt and p.created_at is not None and p.created_at <= report.time
+    ]
+    return max(asked, key=lambda p: p.index).parameter_id if asked else None
 
 
 def _hyper_parameters(trial: Trial) -> list[str]:
