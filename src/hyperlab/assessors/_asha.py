@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from hyperlab.assessors.base import Action, Assessor, Decision, Resume
+from hyperlab.assessors.base import Action, Assessor, Decision, Resume, Verdicts
 from hyperlab.errors import ConfigError
 from hyperlab.trial import Report, Trial, TrialStatus
 
@@ -100,8 +100,7 @@ class ASHA(Assessor):
         self._rungs: list[list[tuple[float, int]]] = []  # rung -> (loss, number), as recorded
         self._values: dict[int, list[float]] = {}  # number -> its loss at rungs 0, 1, ...
         self._promotable: list[set[int]] = []  # rung -> trials promotable from it (sticky)
-        self._ended: set[int] = set()
-        self._stopped: dict[int, int] = {}  # number -> the attempt told to stop
+        self.verdicts = Verdicts()
         self._paused: set[int] = set()
         self._resumed: set[int] = set()  # asked to resume, not started yet
         self._active: set[int] = set()  # started, and neither paused nor ended since
@@ -116,17 +115,16 @@ class ASHA(Assessor):
 
     def on_start(self, trial: Trial, now: float) -> None:
         number = trial.number
-        self._ended.discard(number)
+        self.verdicts.started(number)
         self._paused.discard(number)
         self._resumed.discard(number)
         self._active.add(number)
 
     def on_report(self, trial: Trial, report: Report, now: float) -> Decision:
         number = trial.number
-        if number in self._ended:
-            return Decision.CONTINUE
-        if self._stopped.get(number) == report.attempt:  # reports sent before it stopped
-            return Decision.STOP
+        known = self.verdicts.known(number, report.attempt)
+        if known is not None:
+            return known
         loss = self.loss(report)
         resource = self.resource(report)
         if self.variant == "promotion":
@@ -136,8 +134,7 @@ class ASHA(Assessor):
             k = len(values)
             self._record(k, number, loss)
             if not self._leads(k, loss, max(1, len(self._rungs[k]) // self.reduction_factor)):
-                self._stopped[number] = report.attempt
-                return Decision.STOP
+                return self.verdicts.stop(number, report.attempt)
         return Decision.CONTINUE
 
     def on_end(self, trial: Trial, now: float) -> None:
@@ -145,8 +142,7 @@ class ASHA(Assessor):
         self._active.discard(trial.number)
         if status is TrialStatus.PAUSED:
             self._paused.add(trial.number)
-        elif status.is_finished() and status is not TrialStatus.SYS_CANCELED:  # it re-runs
-            self._ended.add(trial.number)
+        elif self.verdicts.ended(trial):
             self._paused.discard(trial.number)
 
     def actions(self, now: float) -> list[Action]:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from hyperlab.assessors.base import Assessor, Decision
+from hyperlab.assessors.base import Assessor, Decision, Verdicts
 from hyperlab.errors import ConfigError
 from hyperlab.trial import Report, Trial, TrialStatus
 
@@ -95,18 +95,16 @@ class CurveFittingAssessor(Assessor):
         self._curves: dict[int, dict[float, float]] = {}  # number -> resource -> loss
         self._judged: dict[int, float] = {}  # number -> resource of its last judgement
         self._best: float | None = None  # the best final loss of the succeeded trials
-        self._ended: set[int] = set()
-        self._stopped: dict[int, int] = {}  # number -> the attempt told to stop
+        self.verdicts = Verdicts()
 
     def on_start(self, trial: Trial, now: float) -> None:
-        self._ended.discard(trial.number)
+        self.verdicts.started(trial.number)
 
     def on_report(self, trial: Trial, report: Report, now: float) -> Decision:
         number = trial.number
-        if number in self._ended:
-            return Decision.CONTINUE
-        if self._stopped.get(number) == report.attempt:  # reports sent before it stopped
-            return Decision.STOP
+        known = self.verdicts.known(number, report.attempt)
+        if known is not None:
+            return known
         loss = self.loss(report)
         resource = self.resource(report)
         curve = self._curves.setdefault(number, {})
@@ -124,15 +122,12 @@ class CurveFittingAssessor(Assessor):
         points = sorted((r / self.epoch_num, y) for r, y in curve.items() if r > 0)
         predicted = predict_final(tuple(t for t, _ in points), tuple(y for _, y in points))
         if predicted is not None and predicted > bound:
-            self._stopped[number] = report.attempt
-            return Decision.STOP
+            return self.verdicts.stop(number, report.attempt)
         return Decision.CONTINUE
 
     def on_end(self, trial: Trial, now: float) -> None:
-        status = trial.status
-        if status.is_finished() and status is not TrialStatus.SYS_CANCELED:  # it re-runs
-            self._ended.add(trial.number)
-        if status is not TrialStatus.SUCCEEDED:
+        self.verdicts.ended(trial)
+        if trial.status is not TrialStatus.SUCCEEDED:
             return
         final: float | None = None
         if trial.value is not None and math.isfinite(trial.value):

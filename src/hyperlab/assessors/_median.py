@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Any
 
-from hyperlab.assessors.base import Assessor, Decision
+from hyperlab.assessors.base import Assessor, Decision, Verdicts
 from hyperlab.errors import ConfigError
 from hyperlab.trial import Report, Trial, TrialStatus
 
@@ -57,18 +57,16 @@ class MedianAssessor(Assessor):
         self.start_step = start_step
         self._curves: dict[int, _Curve] = {}
         self._completed: set[int] = set()  # succeeded: their curves are the reference
-        self._ended: set[int] = set()  # never judged again
-        self._stopped: dict[int, int] = {}  # number -> the attempt told to stop
+        self.verdicts = Verdicts()
 
     def on_start(self, trial: Trial, now: float) -> None:
-        self._ended.discard(trial.number)
+        self.verdicts.started(trial.number)
 
     def on_report(self, trial: Trial, report: Report, now: float) -> Decision:
         number = trial.number
-        if number in self._ended:
-            return Decision.CONTINUE
-        if self._stopped.get(number) == report.attempt:  # reports sent before it stopped
-            return Decision.STOP
+        known = self.verdicts.known(number, report.attempt)
+        if known is not None:
+            return known
         loss = self.loss(report)
         resource = self.resource(report)
         curve = self._curves.setdefault(number, _Curve())
@@ -87,16 +85,14 @@ class MedianAssessor(Assessor):
             return Decision.CONTINUE
         median = averages[len(averages) // 2]  # in loss terms: the more lenient middle value
         if curve.best_until(resource) > median:
-            self._stopped[number] = report.attempt
-            return Decision.STOP
+            return self.verdicts.stop(number, report.attempt)
         return Decision.CONTINUE
 
     def on_end(self, trial: Trial, now: float) -> None:
         status = trial.status
         if status is TrialStatus.SUCCEEDED:
             self._completed.add(trial.number)
-        if status.is_finished() and status is not TrialStatus.SYS_CANCELED:  # it re-runs
-            self._ended.add(trial.number)
+        self.verdicts.ended(trial)
 
     def __repr__(self) -> str:
         return f"MedianAssessor(start_step={self.start_step}, mode={self.mode.value!r})"

@@ -30,7 +30,7 @@ import numpy as np
 from hyperlab.config import Registry, check_arguments, class_path
 from hyperlab.errors import ConfigError, TrialError
 from hyperlab.space import SearchSpace
-from hyperlab.trial import Mode, Report, Trial, objective_key
+from hyperlab.trial import Mode, Report, Trial, TrialStatus, objective_key
 
 __all__ = [
     "ASSESSORS",
@@ -40,6 +40,7 @@ __all__ = [
     "Decision",
     "Resume",
     "Stop",
+    "Verdicts",
     "assessor_class",
     "assessor_name",
     "assessor_names",
@@ -86,6 +87,65 @@ class Branch:
 
 Action = Resume | Stop | Branch
 """What a scheduler asks the driver to do besides answering reports."""
+
+
+class Verdicts:
+    """Which trials an assessor is done with, so that it decides once and for all: a trial it
+    told to stop is answered STOP for the reports its attempt sent before the stop reached it,
+    and a trial that ended is not judged again until it starts again (resumed, or re-run after
+    a crash).
+
+    Example::
+
+        def on_start(self, trial, now):
+            self.verdicts.started(trial.number)
+
+        def on_report(self, trial, report, now):
+            known = self.verdicts.known(trial.number, report.attempt)
+            if known is not None:
+                return known
+            ...  # judge the report
+            return self.verdicts.stop(trial.number, report.attempt)
+
+        def on_end(self, trial, now):
+            self.verdicts.ended(trial)
+    """
+
+    def __init__(self) -> None:
+        self._ended: set[int] = set()
+        self._stopped: dict[int, int] = {}  # number -> the attempt told to stop
+
+    def started(self, number: int) -> None:
+        """Trial ``number`` (re)started: judge it again."""
+        self._ended.discard(number)
+
+    def known(self, number: int, attempt: int) -> Decision | None:
+        """The decision already made for a report of ``attempt`` of trial ``number``:
+        CONTINUE once the trial ended, STOP once that attempt was told to stop; None when the
+        report is to be judged."""
+        if number in self._ended:
+            return Decision.CONTINUE
+        if self._stopped.get(number) == attempt:
+            return Decision.STOP
+        return None
+
+    def stop(self, number: int, attempt: int) -> Decision:
+        """Tell ``attempt`` of trial ``number`` to stop (and its later reports too): STOP."""
+        self._stopped[number] = attempt
+        return Decision.STOP
+
+    def ended(self, trial: Trial) -> bool:
+        """Note how ``trial`` ended; True when it is done for good: finished, and not
+        SYS_CANCELED (an interrupted trial runs again on resume)."""
+        status = trial.status
+        if status.is_finished() and status is not TrialStatus.SYS_CANCELED:
+            self._ended.add(trial.number)
+            return True
+        return False
+
+    def done(self, number: int) -> bool:
+        """Whether trial ``number`` ended for good (see ``ended``)."""
+        return number in self._ended
 
 
 class Assessor(ABC):

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar, get_type_hints
 
-from hyperlab.assessors.base import Assessor, Decision
+from hyperlab.assessors.base import Assessor, Decision, Verdicts
 from hyperlab.errors import ConfigError, TrialError
 from hyperlab.trial import Mode, Report, Trial, TrialStatus, objective_key
 
@@ -135,36 +135,31 @@ class OptunaRule(Assessor):
         self.args.check(type(self).__name__)
         super().__init__(**kwargs)
         self.trials = StudyTrials()
-        self._ended: set[int] = set()  # never judged again
-        self._stopped: dict[int, int] = {}  # number -> the attempt told to stop
+        self.verdicts = Verdicts()
 
     def on_start(self, trial: Trial, now: float) -> None:
-        self._ended.discard(trial.number)
+        self.verdicts.started(trial.number)
 
     def on_report(self, trial: Trial, report: Report, now: float) -> Decision:
         number = trial.number
-        if number in self._ended:
-            return Decision.CONTINUE
-        if self._stopped.get(number) == report.attempt:  # reports sent before it stopped
-            return Decision.STOP
+        known = self.verdicts.known(number, report.attempt)
+        if known is not None:
+            return known
         if report.step < 0:
             raise TrialError(
                 f"Optuna's pruners judge steps >= 0, but the trial reported step={report.step}"
             )
         self.trials.add(number, report.step, self._intermediate(report), report.attempt)
         if self.prune(trial):
-            self._stopped[number] = report.attempt
-            return Decision.STOP
+            return self.verdicts.stop(number, report.attempt)
         return Decision.CONTINUE
 
     def on_end(self, trial: Trial, now: float) -> None:
-        status = trial.status
-        if trial.number in self._ended:  # told twice
+        if self.verdicts.done(trial.number):  # told twice
             return
-        if status is TrialStatus.SUCCEEDED:
+        if trial.status is TrialStatus.SUCCEEDED:
             self.trials.completed.append(trial.number)
-        if status.is_finished() and status is not TrialStatus.SYS_CANCELED:  # it re-runs
-            self._ended.add(trial.number)
+        self.verdicts.ended(trial)
 
     @abstractmethod
     def prune(self, trial: Trial) -> bool:
