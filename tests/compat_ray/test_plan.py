@@ -217,8 +217,10 @@ def test_unsupported_ray_modules_refuse_their_names():
 
 
 def test_a_refused_run_writes_nothing():
-    with pytest.raises(NotImplementedError, match=r"lr: tune\.sample_from"):
-        tune.Tuner(train_fn, param_space={"lr": tune.sample_from(lambda spec: 0.1)})
+    with pytest.raises(NotImplementedError, match=r"opt/lr: a tune\.sample_from inside"):
+        tune.Tuner(
+            train_fn, param_space={"opt": tune.choice([{"lr": tune.sample_from(lambda: 0.1)}])}
+        )
     assert Store.open(None).list_experiments() == []
 
 

@@ -118,9 +118,58 @@ def test_grid_search_is_marked_for_the_grid():
     assert template.grid_size() == 6
 
 
-def test_sample_from_is_refused_naming_the_parameter():
-    with pytest.raises(NotImplementedError, match=r"model/b: tune\.sample_from.*inside the"):
-        translate({"model": {"a": 1, "b": tune.sample_from(lambda spec: spec.config.model.a)}})
+def test_sample_from_computes_a_value_from_the_rest_of_the_config():
+    template = translate(
+        {
+            "model": {"width": tune.choice([8, 16]), "depth": 2},
+            "units": tune.sample_from(lambda spec: spec.config.model.width * 2),
+            "both": tune.sample_from(lambda spec: spec["config"]["units"] + spec.config.lr),
+            "lr": tune.uniform(0, 1),
+        }
+    )
+    assert set(template.space()) == {"model/width", "lr"}  # not searched: computed
+    config = template.resolve({"model/width": 16, "lr": 0.5})
+    assert config == {"model": {"width": 16, "depth": 2}, "units": 32, "both": 32.5, "lr": 0.5}
+
+
+def test_sample_from_draws_are_the_trials_own_whenever_its_config_is_built():
+    import random
+
+    import numpy as np
+
+    template = translate(
+        {"a": tune.sample_from(lambda: np.random.uniform()), "b": tune.sample_from(random.random)}
+    )
+    before = np.random.get_state()[1].copy(), random.getstate()
+    first, again, other = (template.resolve({}, seed) for seed in (7, 7, 8))
+    assert first == again and first["a"] != other["a"] and first["b"] != other["b"]
+    assert first["a"] != first["b"]
+    assert (np.random.get_state()[1] == before[0]).all() and random.getstate() == before[1]
+
+
+def test_sample_from_functions_waiting_for_each_other_are_named():
+    template = translate(
+        {
+            "a": tune.sample_from(lambda spec: spec.config.b),
+            "b": tune.sample_from(lambda spec: spec.config.a),
+            "c": 1,
+        }
+    )
+    with pytest.raises(SearchSpaceError, match=r"param_space: a, b: these tune\.sample_from"):
+        template.resolve({})
+
+
+def test_a_failing_sample_from_names_its_parameter():
+    template = translate({"opt": {"lr": tune.sample_from(lambda spec: spec.config.missing)}})
+    with pytest.raises(RuntimeError, match=r"param_space: opt/lr: .* raised AttributeError"):
+        template.resolve({})
+
+
+def test_sample_from_takes_a_function_of_zero_or_one_argument():
+    with pytest.raises(TypeError, match="must take 0 or 1 arguments"):
+        tune.sample_from(lambda a, b: a)
+    with pytest.raises(TypeError, match="expected a function"):
+        tune.sample_from(3)
 
 
 def test_bad_bounds_name_the_parameter():

@@ -284,3 +284,33 @@ def _trials(experiment_id):
         return Store.open(None).get_trials(experiment_id)
     except hyperlab.ExperimentNotFound:
         return []
+
+
+def test_sample_from_values_reach_the_trainable_and_the_results():
+    import numpy as np
+
+    results = fit(
+        trainables.echo,
+        {
+            "width": tune.grid_search([8, 16]),
+            "units": tune.sample_from(lambda spec: 2 * spec.config.width),
+            "noise": tune.sample_from(lambda: np.random.uniform()),
+        },
+        options=None,  # trials in processes of their own: the functions travel there
+    )
+    assert [r.config["width"] for r in results] == [8, 16]
+    for result in results:
+        assert result.error is None
+        assert result.metrics["seen"] == result.config  # the trainable's, read back the same
+        assert result.config["units"] == 2 * result.config["width"]
+    assert results[0].config["noise"] != results[1].config["noise"]
+
+
+def test_a_trial_whose_sample_from_raises_fails_and_the_results_still_read():
+    results = fit(
+        trainables.echo,
+        {"x": tune.grid_search([0, 1]), "y": tune.sample_from(lambda spec: 1 / spec.config.x)},
+    )
+    assert results.num_errors == 1
+    assert "y: its tune.sample_from function raised ZeroDivisionError" in str(results.errors[0])
+    assert [r.config for r in results] == [{"x": 0}, {"x": 1, "y": 1.0}]

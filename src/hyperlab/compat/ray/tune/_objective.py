@@ -61,7 +61,7 @@ class TrialObjective:
             raise RuntimeError("a Ray Tune trainable runs only inside a hyperlab trial")
         session = Session(
             ctx,
-            self.template.resolve(params),
+            self.template.resolve(params, 0 if ctx.seed is None else ctx.seed),
             trainable_name=trainable_name(self.trainable),
             experiment_name=self.experiment_name,
             stop=self.stop,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hyperlab.compat.ray.tune._checkpoint import Checkpoint
 from hyperlab.compat.ray.tune._space import Template
+from hyperlab.errors import SearchSpaceError
 from hyperlab.executors import _checkpoints as disk
 from hyperlab.reporting import CHECKPOINTS_DIR
 from hyperlab.trial import Trial, TrialStatus
@@ -156,7 +157,7 @@ class ResultGrid:
         self._metric = metric
         self._mode = mode
         self._results = [
-            Result(trial, template.resolve(trial.params), folder / "trials" / str(trial.number))
+            Result(trial, _config(template, trial), folder / "trials" / str(trial.number))
             for trial in result.trials
         ]
 
@@ -245,3 +246,15 @@ def _flat(value: Any, prefix: str) -> dict[str, Any]:
     for key, sub in value.items():
         out.update(_flat(sub, f"{prefix}/{key}"))
     return out
+
+
+def _config(template: Template, trial: Trial) -> Any:
+    """The config ``trial``'s trainable got; for a trial that failed building it (one of its
+    ``sample_from`` functions raised), its searched values alone."""
+    seed = 0 if trial.seed is None else trial.seed
+    try:
+        return template.resolve(trial.params, seed)
+    except (RuntimeError, SearchSpaceError):
+        if trial.status is not TrialStatus.FAILED:
+            raise
+        return template.resolve(trial.params, seed, derive=False)

@@ -4,9 +4,11 @@ search space.
 A Ray ``param_space`` is a nested dict (lists too) whose leaves are search primitives,
 ``grid_search`` dicts, ``sample_from`` functions or constants. ``translate`` turns it into a
 ``Template``: one hyperlab parameter per searched leaf, named by its path (``"model/lr"``),
-and ``Template.resolve(params)``, which builds from a trial's parameters the config Ray would
-give the trainable: the same nesting, constants deep-copied, integers as ``int`` and choice
-options as the very objects listed (tuples, classes...).
+and ``Template.resolve(params, seed)``, which builds from a trial's parameters the config Ray
+would give the trainable: the same nesting, constants deep-copied, integers as ``int``, choice
+options as the very objects listed (tuples, classes...), and each ``sample_from`` leaf computed
+by its function from the rest of the config, as Ray's variant generator does (see
+``sample_from``).
 
 Ray's semantics are kept: ``randint`` and ``lograndint`` exclude their upper bound, ``qrandint``
 and ``qlograndint`` (``q > 1``) draw multiples of ``q`` between the bounds, both included, and
@@ -19,8 +21,10 @@ The log-scaled integer ones have Ray's values, with probabilities that differ sl
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import math
+import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,9 +80,47 @@ class Domain:
 
 @dataclass(frozen=True, eq=False)
 class SampleFrom:
-    """``tune.sample_from(func)``: refused by ``translate`` (see ``sample_from``)."""
+    """``tune.sample_from(func)``: a value computed when a trial's config is built (see
+    ``sample_from``). ``takes_spec``: ``func`` takes Ray's ``spec`` (else no argument)."""
 
     func: Callable[..., Any]
+    takes_spec: bool
+
+    def compute(self, config: dict[str, Any], seed: int, name: str) -> Any:
+        """``func``'s value for ``config``, with NumPy's and ``random``'s global generators
+        seeded from ``seed`` and ``name`` while it runs (and restored after)."""
+        import numpy as np
+
+        numpy_state, random_state = np.random.get_state(), random.getstate()
+        stream = np.random.SeedSequence([seed & (2**63 - 1), *name.encode()])
+        np.random.seed(stream.generate_state(1)[0])
+        random.seed(int(stream.generate_state(2, np.uint64)[1]))
+        try:
+            return self.func(_Spec({"config": config})) if self.takes_spec else self.func()
+        finally:
+            np.random.set_state(numpy_state)
+            random.setstate(random_state)
+
+
+class _Unresolved(Exception):
+    """A ``sample_from`` function read a value that another has not computed yet."""
+
+
+class _Spec(dict):
+    """Ray's ``spec``: ``spec.config`` (or ``spec["config"]``) is the trial's config, its keys
+    also attributes; reading a ``sample_from`` value not computed yet defers the function."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, key: Any) -> Any:
+        value = super().__getitem__(key)
+        if isinstance(value, SampleFrom):
+            raise _Unresolved(key)
+        return _Spec(value) if isinstance(value, dict) else value
 
 
 def uniform(lower: float, upper: float) -> Domain:
@@ -149,9 +191,26 @@ def grid_search(values: Iterable[Any]) -> dict[str, list[Any]]:
 
 
 def sample_from(func: Callable[..., Any]) -> SampleFrom:
-    """Ray's ``sample_from(lambda spec: ...)``. A function cannot be a tuner's distribution:
-    ``Tuner``/``run`` refuse it, before anything runs, with an error naming the parameter."""
-    return SampleFrom(func)
+    """Ray's ``sample_from(lambda spec: ...)``: a value computed for each trial, when its
+    config is built, by ``func(spec)`` (``spec.config`` is the rest of the config) or
+    ``func()``. The tuner does not search it: it is derived from the searched values, or drawn
+    with NumPy's or ``random``'s global generators, which are seeded from the trial's seed
+    while ``func`` runs, so that a trial's config is the same wherever it is built (its
+    trainable, its ``Result``). Functions may read each other's values, in any order.
+
+    Raises:
+        TypeError: ``func`` is not a function of 0 or 1 arguments (Ray's ``ValueError``).
+    """
+    if not callable(func):
+        raise TypeError(f"tune.sample_from: expected a function, got {func!r}")
+    signature = inspect.signature(func)
+    for takes_spec, args in ((True, ({},)), (False, ())):
+        try:
+            signature.bind(*args)
+        except TypeError:
+            continue
+        return SampleFrom(func, takes_spec)
+    raise TypeError(f"tune.sample_from: {func!r} must take 0 or 1 arguments (spec)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,10 +253,12 @@ class Leaf:
 
 @dataclass(frozen=True, eq=False)
 class Template:
-    """A translated param_space: its structure, and its searched leaves in order."""
+    """A translated param_space: its structure, its searched leaves in order, and the paths
+    of its ``sample_from`` leaves."""
 
     root: Any
     leaves: tuple[Leaf, ...] = field(default=())
+    derived: tuple[tuple[tuple[Any, ...], SampleFrom], ...] = field(default=())
 
     def space(self) -> dict[str, Parameter]:
         """The hyperlab search space: leaf name -> parameter."""
@@ -211,10 +272,44 @@ class Template:
         """The number of points of the grid-searched parameters (1 without any)."""
         return math.prod(len(leaf.options or ()) for leaf in self.leaves if leaf.grid)
 
-    def resolve(self, params: Mapping[str, Any]) -> Any:
-        """The config Ray would build from the stored ``params``."""
+    def resolve(self, params: Mapping[str, Any], seed: int = 0, *, derive: bool = True) -> Any:
+        """The config Ray would build from the stored ``params`` of a trial with ``seed``
+        (with ``derive=False``, its ``sample_from`` values left out).
+
+        Raises:
+            SearchSpaceError: ``sample_from`` functions wait for each other's values.
+            RuntimeError: a ``sample_from`` function raised (naming its parameter).
+        """
         values = {leaf.path: leaf.decode(params[leaf.name]) for leaf in self.leaves}
-        return _fill(self.root, (), values)
+        config = _fill(self.root, (), values)
+        if not derive:
+            for path, _ in self.derived:
+                _drop(config, path)
+            return config
+        pending = list(self.derived)
+        while pending:  # as Ray: a function that reads an uncomputed value waits its turn
+            waiting = []
+            for path, node in pending:
+                name = _name(path)
+                try:
+                    value = node.compute(config, seed, name)
+                except _Unresolved:
+                    waiting.append((path, node))
+                    continue
+                except Exception as exc:
+                    raise RuntimeError(
+                        f"param_space: {name}: its tune.sample_from function raised "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+                _put(config, path, value)
+            if len(waiting) == len(pending):
+                names = ", ".join(_name(path) for path, _ in waiting)
+                raise SearchSpaceError(
+                    f"param_space: {names}: these tune.sample_from functions wait for each "
+                    "other's values"
+                )
+            pending = waiting
+        return config
 
 
 def translate(param_space: Mapping[str, Any]) -> Template:
@@ -223,7 +318,7 @@ def translate(param_space: Mapping[str, Any]) -> Template:
     Raises:
         TypeError: ``param_space`` is not a dict.
         SearchSpaceError: A primitive has invalid arguments (naming the parameter).
-        NotImplementedError: A ``sample_from``, or a ``grid_search`` inside a choice option,
+        NotImplementedError: A ``sample_from`` or a ``grid_search`` inside a choice option,
             naming the parameter and what to use instead.
     """
     if not isinstance(param_space, Mapping):
@@ -233,25 +328,52 @@ def translate(param_space: Mapping[str, Any]) -> Template:
 
 def _template(root: Any, *, grid_allowed: bool) -> Template:
     leaves: list[Leaf] = []
-    _collect(root, (), leaves, grid_allowed)
+    derived: list[tuple[tuple[Any, ...], SampleFrom]] = []
+    _collect(root, (), leaves, derived, grid_allowed)
     names = [leaf.name for leaf in leaves]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise SearchSpaceError(f"param_space: the paths {twice} are spelled two ways")
-    return Template(root, tuple(leaves))
+    return Template(root, tuple(leaves), tuple(derived))
 
 
-def _collect(node: Any, path: tuple[Any, ...], leaves: list[Leaf], grid_allowed: bool) -> None:
-    name = "/".join(str(p) for p in path) or "value"
+def _name(path: tuple[Any, ...]) -> str:
+    return "/".join(str(p) for p in path) or "value"
+
+
+def _drop(config: Any, path: tuple[Any, ...]) -> None:
+    for key in path[:-1]:
+        config = config[key]
+    if isinstance(config, dict):
+        del config[path[-1]]
+    else:
+        config[path[-1]] = None
+
+
+def _put(config: Any, path: tuple[Any, ...], value: Any) -> None:
+    for key in path[:-1]:
+        config = config[key]
+    config[path[-1]] = value
+
+
+def _collect(
+    node: Any,
+    path: tuple[Any, ...],
+    leaves: list[Leaf],
+    derived: list[tuple[tuple[Any, ...], SampleFrom]],
+    grid_allowed: bool,
+) -> None:
+    name = _name(path)
     if isinstance(node, Domain):
         leaves.append(_leaf(node, path, name))
     elif isinstance(node, SampleFrom):
-        raise NotImplementedError(
-            f"param_space: {name}: tune.sample_from(...) has no hyperlab equivalent (a tuner "
-            "draws only declared distributions). For a random value use tune.uniform, "
-            "tune.randint, tune.choice...; for a value computed from other parameters "
-            "(spec.config...), compute it inside the trainable from its config"
-        )
+        if not grid_allowed:
+            raise NotImplementedError(
+                f"param_space: {name}: a tune.sample_from inside a tune.choice option has no "
+                "hyperlab equivalent; put it at the top level of param_space, reading the "
+                "choice through spec.config"
+            )
+        derived.append((path, node))
     elif isinstance(node, Mapping) and list(node) == ["grid_search"]:
         if not grid_allowed:
             raise NotImplementedError(
@@ -270,10 +392,10 @@ def _collect(node: Any, path: tuple[Any, ...], leaves: list[Leaf], grid_allowed:
         leaves.append(Leaf(path, name, param, grid=True, options=options, labels=labels))
     elif isinstance(node, Mapping):
         for key, value in node.items():
-            _collect(value, (*path, key), leaves, grid_allowed)
+            _collect(value, (*path, key), leaves, derived, grid_allowed)
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            _collect(value, (*path, i), leaves, grid_allowed)
+            _collect(value, (*path, i), leaves, derived, grid_allowed)
 
 
 def _has_primitives(node: Any) -> bool:
@@ -302,7 +424,11 @@ def _choice_leaf(options: tuple[Any, ...], path: tuple[Any, ...], name: str) -> 
     if not any(_has_primitives(o) for o in options):
         param, plain, labels = _plain_choice(name, options)
         return Leaf(path, name, param, options=plain, labels=labels)
-    nested = tuple(_template(option, grid_allowed=False) for option in options)
+    try:
+        nested = tuple(_template(option, grid_allowed=False) for option in options)
+    except NotImplementedError as exc:  # named from the option: name it from the root
+        named = str(exc).replace("param_space: ", f"param_space: {name}/", 1)
+        raise NotImplementedError(named) from None
     param = Choice(
         tuple({"_name": str(i), **t.space()} for i, t in enumerate(nested)),
     )
