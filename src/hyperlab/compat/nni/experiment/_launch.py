@@ -22,6 +22,8 @@ from hyperlab.trial import ExperimentStatus
 
 __all__ = ["DriverThread", "spawn_driver"]
 
+RUNNING = (ExperimentStatus.RUNNING, ExperimentStatus.NO_MORE_TRIAL)
+"""The statuses of an experiment a driver runs."""
 START_WAIT = 30.0
 """Seconds a driver may take to start the experiment."""
 LOG_TAIL = 20
@@ -40,7 +42,9 @@ def _wait_started(
         record = store.get_experiment(experiment_id)
         if record.status.is_finished() and (record.finished_at or 0.0) >= launched:
             return
-        if record.driver_alive() and record.status is not ExperimentStatus.INITIALIZED:
+        # a resumed experiment still shows how it ended last for a moment after its driver
+        # took the lease: only RUNNING (or NO_MORE_TRIAL) says that this driver runs it
+        if record.driver_alive() and record.status in RUNNING:
             return
         if not running:
             raise why_not()
