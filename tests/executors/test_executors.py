@@ -264,10 +264,10 @@ def test_raising_concurrency_wakes_a_threads_poll_waiting_for_events():
     from hyperlab.executors.base import create_executor
 
     executor = create_executor("threads", objectives.quadratic, concurrency=0)
-    raise_it = threading.Timer(0.2, lambda: setattr(executor, "concurrency", 1))
-    raise_it.start()
-    started = time.monotonic()
-    executor.poll(60.0)  # no trial runs: only the wake ends the wait before its timeout
-    assert time.monotonic() - started < 30
-    assert executor.free_slots == 1
+    poller = threading.Thread(target=executor.poll, args=(3600.0,), daemon=True)  # no events
+    poller.start()
+    executor.concurrency = 1
+    poller.join(timeout=60)
+    woken = not poller.is_alive()
+    assert woken and executor.free_slots == 1
     executor.close()
