@@ -18,6 +18,7 @@ from hyperlab.compat.optuna.distributions import (
     to_spec,
 )
 from hyperlab.compat.optuna.trial import TrialState
+from hyperlab.store import Store
 from hyperlab.trial import TrialStatus
 
 
@@ -211,3 +212,31 @@ def test_hyperlab_resume_continues_a_study_with_its_stored_objective(tmp_path: P
     result = hyperlab.resume("again", storage=url, max_trials=5, progress=False)
     assert [t.status for t in result.trials] == [TrialStatus.SUCCEEDED] * 5
     assert len(optuna.load_study(study_name="again", storage=url).trials) == 5
+
+
+def test_a_loaded_study_runs_with_the_sampler_and_pruner_it_is_given(tmp_path: Path) -> None:
+    def reporting(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0, 1)
+        trial.report(1.0, 0)
+        if trial.should_prune():
+            raise optuna.TrialPruned()
+        return x
+
+    first = optuna.create_study(study_name="s", storage=storage(tmp_path))
+    first.optimize(reporting, n_trials=3)  # the default pruner prunes none of these
+    loaded = optuna.create_study(  # Optuna keeps neither sampler nor pruner with the study
+        study_name="s",
+        storage=storage(tmp_path),
+        load_if_exists=True,
+        sampler=optuna.samplers.RandomSampler(seed=1),
+        pruner=optuna.pruners.ThresholdPruner(upper=0.5),
+    )
+    loaded.optimize(reporting, n_trials=2)
+    states = [t.state for t in loaded.trials]
+    assert states == [TrialState.COMPLETE] * 3 + [TrialState.PRUNED] * 2
+    with Store.open(storage(tmp_path)) as store:
+        options = store.get_experiment(store.resolve("s")).options
+    assert (options.tuner, options.assessor) == (
+        "random",
+        "hyperlab.compat.optuna._rules:ThresholdRule",
+    )

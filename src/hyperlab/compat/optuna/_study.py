@@ -203,19 +203,12 @@ class Study:
         """The experiment to run: made on the first call, continued on the next ones."""
         store = Store.open(self._storage)
         if self._id is None:
-            tuner, assessor = self.sampler.tuner, self.pruner.assessor()
-            if assessor[0] is not None and assessor[0].endswith(":HyperbandRule"):
-                # trials go to the brackets Optuna would put them in, by the study's name
-                assessor = (assessor[0], {**assessor[1], "study_name": self.study_name})
             experiment = Experiment(
                 objective,
                 self.sampler.space(),
                 metric=METRIC,
                 mode="max" if self._direction is StudyDirection.MAXIMIZE else "min",
-                tuner=tuner,
-                tuner_args=self.sampler.tuner_args,
-                assessor=assessor[0],
-                assessor_args=assessor[1] if assessor[0] is not None else None,
+                **self._algorithms(),
                 max_trials=UNBOUNDED if n_trials is None else n_trials,
                 concurrency=jobs,
                 executor=executor,
@@ -240,12 +233,26 @@ class Study:
         created = max((t.number + 1 for t in store.get_trials(self._id)), default=0)
         stored = record.options.model_dump()
         stored.update(
+            self._algorithms(),  # Optuna stores neither: a loaded study runs with those given
             max_trials=UNBOUNDED if n_trials is None else created + n_trials,
             concurrency=jobs,
             executor=executor,
         )
         options = validate_options(**stored)
         return Experiment._attach(store, record, options, objective, progress, self._storage, hooks)
+
+    def _algorithms(self) -> dict[str, Any]:
+        """The experiment's tuner and assessor options: this Study's sampler and pruner."""
+        assessor, args = self.pruner.assessor()
+        if assessor is not None and assessor.endswith(":HyperbandRule"):
+            # trials go to the brackets Optuna would put them in, by the study's name
+            args = {**args, "study_name": self.study_name}
+        return {
+            "tuner": self.sampler.tuner,
+            "tuner_args": self.sampler.tuner_args,
+            "assessor": assessor,
+            "assessor_args": args if assessor is not None else {},
+        }
 
     def stop(self) -> None:
         """Start no more trials; ``optimize`` returns once the running ones ended.
