@@ -240,3 +240,18 @@ def test_a_loaded_study_runs_with_the_sampler_and_pruner_it_is_given(tmp_path: P
         "random",
         "hyperlab.compat.optuna._rules:ThresholdRule",
     )
+
+
+def test_user_attrs_come_back_and_only_trials_that_set_some_store_them(tmp_path: Path) -> None:
+    def objective(trial: optuna.Trial) -> float:
+        if trial.number == 0:
+            trial.set_user_attr("note", "first")
+        return trial.suggest_float("x", 0, 1)
+
+    study = optuna.create_study(storage=storage(tmp_path))
+    study.optimize(objective, n_trials=2)
+    assert [t.user_attrs for t in study.trials] == [{"note": "first"}, {}]
+    with Store.open(storage(tmp_path)) as store:
+        (experiment,) = store.list_experiments()
+        stored = store.get_trials(experiment.id)
+    assert [sorted(t.metrics) for t in stored] == [["user_attrs", "value"], ["value"]]

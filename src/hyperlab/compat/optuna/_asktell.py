@@ -14,8 +14,8 @@ import queue
 import threading
 from typing import TYPE_CHECKING, Any
 
-from hyperlab.compat.optuna._objective import number_of
-from hyperlab.compat.optuna.trial import USER_ATTRS, Trial, TrialState
+from hyperlab.compat.optuna._objective import result
+from hyperlab.compat.optuna.trial import Trial, TrialState
 from hyperlab.errors import HyperlabError, TrialStopped
 from hyperlab.experiment import Callback
 from hyperlab.reporting import TrialContext, current
@@ -119,7 +119,7 @@ class AskTell(Callback):
             raise TrialStopped("pruned")
         if state is TrialState.FAIL:
             raise HyperlabError("told FAIL")
-        return {"value": number_of(value), USER_ATTRS: attrs}
+        return result(value, attrs)
 
     # ---- the driver's side -----------------------------------------------------------------
 

@@ -68,7 +68,12 @@ class Objective:
                     self.fatal = exc
             self.study.stop()
             raise
-        return {"value": number_of(value), USER_ATTRS: trial.user_attrs}
+        return result(value, trial.user_attrs)
+
+
+def result(value: Any, user_attrs: dict[str, Any]) -> dict[str, Any]:
+    """A trial's final metrics: its value, and its user attributes when it set any."""
+    return {"value": number_of(value), **({USER_ATTRS: user_attrs} if user_attrs else {})}
 
 
 def number_of(value: Any) -> float:
