@@ -14,6 +14,7 @@ from hyperlab.assessors import Assessor, Decision, register_assessor
 from hyperlab.testing import AssessorContract
 from hyperlab.testing.assessors import RESOURCE
 from hyperlab.trial import Report, Trial, TrialStatus
+from tests.assessors.cases import contract_cases
 
 CONTRACT: dict[str, tuple[str, dict[str, Any]]] = {
     "median": ("median", {}),
@@ -27,18 +28,8 @@ CONTRACT: dict[str, tuple[str, dict[str, Any]]] = {
 """Test id -> (assessor name, assessor_args)."""
 
 
-class TestBuiltinAssessors(AssessorContract):
-    @pytest.fixture(params=sorted(CONTRACT))
-    def case(self, request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
-        return CONTRACT[request.param]
-
-    @pytest.fixture
-    def assessor_name(self, case: tuple[str, dict[str, Any]]) -> str:
-        return case[0]
-
-    @pytest.fixture
-    def assessor_args(self, case: tuple[str, dict[str, Any]]) -> dict[str, Any]:
-        return dict(case[1])
+class TestBuiltinAssessors(contract_cases(CONTRACT), AssessorContract):
+    """The contract over every entry of ``CONTRACT``."""
 
 
 # ---- a user's own assessor ---------------------------------------------------------------------

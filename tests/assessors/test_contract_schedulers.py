@@ -13,6 +13,7 @@ from hyperlab.testing import AssessorContract
 from hyperlab.testing.assessors import METRIC, RESOURCE, AssessorFactory
 from hyperlab.trial import Mode
 from hyperlab.tuners import BOHB
+from tests.assessors.cases import contract_cases
 
 SPACE = hs.SearchSpace({"x": hs.uniform(0.0, 1.0)})  # the contract's trials have one parameter
 
@@ -34,19 +35,7 @@ def last_bracket(hyperband: Hyperband) -> frozenset[int]:
     )
 
 
-class TestSchedulers(AssessorContract):
-    @pytest.fixture(params=sorted(CONTRACT))
-    def case(self, request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
-        return CONTRACT[request.param]
-
-    @pytest.fixture
-    def assessor_name(self, case: tuple[str, dict[str, Any]]) -> str:
-        return case[0]
-
-    @pytest.fixture
-    def assessor_args(self, case: tuple[str, dict[str, Any]]) -> dict[str, Any]:
-        return dict(case[1])
-
+class TestSchedulers(contract_cases(CONTRACT), AssessorContract):
     @pytest.fixture
     def unjudged(self, case: tuple[str, dict[str, Any]]) -> frozenset[int]:
         name, args = case

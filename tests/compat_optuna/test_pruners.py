@@ -31,6 +31,7 @@ from hyperlab.experiment._scheduling import Scheduling
 from hyperlab.testing import AssessorContract
 from hyperlab.testing.assessors import RESOURCE, standard_plans
 from hyperlab.trial import Mode, Report, Trial, TrialStatus
+from tests.assessors.cases import contract_cases
 
 STUDY = "compared"
 """The Optuna study's name, given to ``HyperbandRule`` so both put a trial in one bracket."""
@@ -538,19 +539,7 @@ CONTRACT: dict[str, tuple[str, dict[str, Any]]] = {
 is left out: the contract's curves never stall."""
 
 
-class TestRulesKeepTheAssessorContract(AssessorContract):
-    @pytest.fixture(params=sorted(CONTRACT))
-    def case(self, request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
-        return CONTRACT[request.param]
-
-    @pytest.fixture
-    def assessor_name(self, case: tuple[str, dict[str, Any]]) -> str:
-        return case[0]
-
-    @pytest.fixture
-    def assessor_args(self, case: tuple[str, dict[str, Any]]) -> dict[str, Any]:
-        return dict(case[1])
-
+class TestRulesKeepTheAssessorContract(contract_cases(CONTRACT), AssessorContract):
     @pytest.fixture
     def unjudged(self, case: tuple[str, dict[str, Any]]) -> frozenset[int]:
         """Hyperband's trials in brackets whose first rung lies beyond the last step."""
