@@ -444,12 +444,14 @@ def test_drain_lets_the_running_trials_finish_and_starts_no_more(tmp_path):
     exp.start()
     assert exp.running
     assert two_started.wait(timeout=10)
+    queued = exp.add_trial({"x": 0.5})  # waits for a slot: it runs, drain or not
     exp.drain()
     release.set()
     result = exp.wait(timeout=30)
     assert not exp.running
     assert result.status is ExperimentStatus.DONE
-    assert [t.status for t in result.trials] == [TrialStatus.SUCCEEDED] * 2  # none after drain()
+    assert [t.status for t in result.trials] == [TrialStatus.SUCCEEDED] * 3  # none after drain()
+    assert result.trials[queued].params == {"x": 0.5}
 
 
 def test_drain_refuses_an_experiment_not_running_here(tmp_path):

@@ -255,3 +255,60 @@ def test_user_attrs_come_back_and_only_trials_that_set_some_store_them(tmp_path:
         (experiment,) = store.list_experiments()
         stored = store.get_trials(experiment.id)
     assert [sorted(t.metrics) for t in stored] == [["user_attrs", "value"], ["value"]]
+
+
+def test_bad_optimize_and_tell_arguments_are_named_and_leave_the_study_usable(
+    tmp_path: Path,
+) -> None:
+    study = optuna.create_study(storage=storage(tmp_path))
+    with pytest.raises(ValueError, match=r"timeout: expected seconds >= 0 or None, got 'x'"):
+        study.optimize(lambda t: t.suggest_float("x", 0, 1), timeout="x")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"n_trials: expected a non-negative int .* got '3'"):
+        study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials="3")  # type: ignore[arg-type]
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
+    assert len(study.trials) == 2
+    study.ask()
+    with pytest.raises(TypeError, match=r"tell\(trial\): expected an asked Trial .* got '0'"):
+        study.tell("0", 1.0)  # type: ignore[arg-type]
+    study.stop()
+    with pytest.raises(TypeError, match=r"GridSampler: search_space must map .* got \[1, 2\]"):
+        optuna.samplers.GridSampler([1, 2])  # type: ignore[arg-type]
+
+
+def test_a_loaded_study_refuses_another_grid(tmp_path: Path) -> None:
+    def objective(trial: optuna.Trial) -> float:
+        return trial.suggest_float("x", 0, 1)
+
+    grid = optuna.samplers.GridSampler({"x": [0.1, 0.2]})
+    optuna.create_study(study_name="g", storage=storage(tmp_path), sampler=grid).optimize(
+        objective, n_trials=1
+    )
+    other = optuna.samplers.GridSampler({"x": [0.3, 0.4]})
+    loaded = optuna.load_study(study_name="g", storage=storage(tmp_path), sampler=other)
+    with pytest.raises(hyperlab.ConfigError, match=r"not the grid the study was created with"):
+        loaded.optimize(objective, n_trials=1)
+
+
+def test_a_study_in_memory_reads_its_own_trials() -> None:
+    study = optuna.create_study(storage=":memory:")
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=3)
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 3
+    assert study.best_value == min(t.value for t in study.trials if t.value is not None)
+
+
+def test_optimize_keeps_no_trial_object_once_it_ended(tmp_path: Path) -> None:
+    kept: list[object] = []
+
+    def objective(trial: optuna.Trial) -> float:
+        kept.append(trial)
+        return trial.suggest_float("x", 0, 1)
+
+    import gc
+    import weakref
+
+    study = optuna.create_study(storage=storage(tmp_path))
+    study.optimize(objective, n_trials=3)
+    refs = [weakref.ref(t) for t in kept]
+    kept.clear()
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]

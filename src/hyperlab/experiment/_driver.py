@@ -313,9 +313,7 @@ class Driver:
         ``max_trials`` nor ``max_duration`` is spent. Safe to call from any thread."""
         if self.closing or self.ending is not None or self.stop_asked is not None:
             return False
-        if self.drain_asked:
-            return False
-        return not self.exhausted and budget_left(self.options, self.next_number, self.elapsed())
+        return not self.drain_asked and not self.exhausted and budget_left(self.options, self.next_number, self.elapsed())
 
     def request_stop(self, why: str) -> None:
         """Ask the loop to stop the experiment (STOPPED) at its next turn; any thread."""
@@ -474,11 +472,9 @@ class Driver:
     # ---- submitting -----------------------------------------------------------------------
 
     def _no_more(self) -> bool:
-        if self.drain_asked:
-            return True
-        if self.requeue:
+        if self.requeue:  # queued trials run, a drain's included
             return False
-        return self.exhausted or (
+        return self.drain_asked or self.exhausted or (
             self.max_trials is not None and self.next_number >= self.max_trials
         )
 
@@ -488,7 +484,7 @@ class Driver:
         now = self.clock.time()
         spent = self.max_trials is not None and self.next_number >= self.max_trials
         for action in self.scheduling.actions(
-            now, no_more=spent or self.exhausted, count=self.next_number
+            now, no_more=spent or self.exhausted or self.drain_asked, count=self.next_number
         ):
             if isinstance(action, Resume):
                 paused = self.paused.pop(action.number, None)

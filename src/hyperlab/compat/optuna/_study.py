@@ -156,8 +156,14 @@ class Study:
             Exception: What the objective raised when it is not in ``catch`` (once the
                 running trials ended).
         """
-        if n_trials is not None and (isinstance(n_trials, bool) or n_trials < 0):
+        if n_trials is not None and (
+            isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 0
+        ):
             raise ValueError(f"n_trials: expected a non-negative int or None, got {n_trials!r}")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0
+        ):
+            raise ValueError(f"timeout: expected seconds >= 0 or None, got {timeout!r}")
         if n_trials == 0:
             return
         caught = tuple(catch) if isinstance(catch, Iterable) else (catch,)
@@ -201,7 +207,6 @@ class Study:
         progress: bool,
     ) -> Experiment:
         """The experiment to run: made on the first call, continued on the next ones."""
-        store = Store.open(self._storage)
         if self._id is None:
             experiment = Experiment(
                 objective,
@@ -220,8 +225,17 @@ class Study:
                 callbacks=hooks,
             )
             self._id = experiment.id
+            with self._lock:  # reads go to its store (the very database, for ":memory:")
+                self._reader = experiment.store
             return experiment
+        store = self._store()
         record = store.get_experiment(self._id)
+        grid = self.sampler.space()
+        if grid and grid != record.space:
+            raise ConfigError(
+                f"study {self.study_name!r}: GridSampler({grid}) is not the grid the study "
+                f"was created with ({record.space}); create a new study for another grid"
+            )
         try:
             record.check_not_running()
         except ExperimentBusy as exc:
@@ -230,7 +244,7 @@ class Study:
                 "one study; hyperlab runs one driver per study: use n_jobs (or hyperlab's "
                 "processes or ray executors) to run its trials in parallel"
             ) from None
-        created = max((t.number + 1 for t in store.get_trials(self._id)), default=0)
+        created = max((t.number + 1 for t in store.get_trials(self._id, reports=False)), default=0)
         stored = record.options.model_dump()
         stored.update(
             self._algorithms(),  # Optuna stores neither: a loaded study runs with those given
@@ -422,6 +436,8 @@ class Study:
             raise ValueError(f"tell(state={state!r}): expected COMPLETE, PRUNED or FAIL")
         if state is TrialState.COMPLETE and values is None:
             raise ValueError("tell(): a COMPLETE trial needs values")
+        if isinstance(trial, bool) or not isinstance(trial, (int, Trial)):
+            raise TypeError(f"tell(trial): expected an asked Trial or its number, got {trial!r}")
         number = trial if isinstance(trial, int) else trial.number
         try:
             self._session.tell(trial, state, values)
@@ -476,9 +492,9 @@ class _Callbacks(Callback):
     def on_trial_end(self, trial: Record) -> None:
         if self.collect:
             gc.collect()
+        live = self.objective.trials.pop(trial.number, None)
         if not self.callbacks:
             return
-        live = self.objective.trials.pop(trial.number, None)
         specs = {} if live is None else {n: to_spec(d) for n, d in live.distributions.items()}
         specs.update(
             {

@@ -181,6 +181,10 @@ class GridSampler(BaseSampler):
 
     def __init__(self, search_space: Mapping[str, Sequence[Any]], seed: int | None = None) -> None:
         super().__init__(seed)
+        if not isinstance(search_space, Mapping):
+            raise TypeError(
+                f"GridSampler: search_space must map each name to its values, got {search_space!r}"
+            )
         for name, values in search_space.items():
             if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
                 raise ValueError(
