@@ -241,3 +241,12 @@ def test_importing_tune_does_not_import_ray():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_bad_param_spaces_and_hyperband_arguments_are_named():
+    with pytest.raises(TypeError, match=r"param_space: expected a dict, got list"):
+        tune.Tuner(train_fn, param_space=[1, 2])
+    with pytest.raises(ValueError, match=r"reduction_factor must be a number > 1, got 1"):
+        HyperBandScheduler(reduction_factor=1)
+    with pytest.raises(ValueError, match=r"max_t must be a number >= 1, got 'x'"):
+        HyperBandScheduler(max_t="x")

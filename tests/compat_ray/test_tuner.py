@@ -312,3 +312,11 @@ def test_a_trial_whose_sample_from_raises_fails_and_the_results_still_read():
     assert results.num_errors == 1
     assert "y: its tune.sample_from function raised ZeroDivisionError" in str(results.errors[0])
     assert [r.config for r in results] == [{"x": 0}, {"x": 1, "y": 1.0}]
+
+
+def test_the_best_result_of_a_metric_that_is_not_a_number_is_refused_naming_it():
+    results = fit(trainables.echo, {"x": tune.grid_search([1, 2])})
+    with pytest.raises(ValueError, match=r"metric 'seen': trial .* reported \{'x': 1\}, not a"):
+        results.get_best_result(metric="seen", mode="max")
+    frame = results.get_dataframe()
+    assert list(frame["config/x"]) == [1, 2]

@@ -11,7 +11,7 @@ from typing import Any
 from hyperlab.compat.ray.tune._session import CriteriaMet, Session, StopRule
 from hyperlab.compat.ray.tune._space import Template
 from hyperlab.compat.ray.tune._trainable import Trainable, run_class
-from hyperlab.reporting import find_current
+from hyperlab.reporting import find_current, trial_seed
 
 __all__ = ["TrialObjective", "trainable_name"]
 
@@ -61,7 +61,7 @@ class TrialObjective:
             raise RuntimeError("a Ray Tune trainable runs only inside a hyperlab trial")
         session = Session(
             ctx,
-            self.template.resolve(params, 0 if ctx.seed is None else ctx.seed),
+            self.template.resolve(params, trial_seed()),
             trainable_name=trainable_name(self.trainable),
             experiment_name=self.experiment_name,
             stop=self.stop,

@@ -101,6 +101,8 @@ def make_plan(
     metric, mode = _objective(tune_config, scheduler, searcher)
     scheduled, search = scheduler.plan(), searcher.plan()
     population = scheduled.mutations != {}
+    if param_space is not None and not isinstance(param_space, Mapping):
+        raise TypeError(f"param_space: expected a dict, got {type(param_space).__name__}")
     template = translate(_with_mutations(param_space or {}, scheduled.mutations))
     extra = _hyperlab_options(hyperlab_options, template)
     samples = None if tune_config.num_samples == -1 else tune_config.num_samples

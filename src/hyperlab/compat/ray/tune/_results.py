@@ -18,7 +18,7 @@ from hyperlab.compat.ray.tune._space import Template
 from hyperlab.errors import SearchSpaceError
 from hyperlab.executors import _checkpoints as disk
 from hyperlab.reporting import CHECKPOINTS_DIR
-from hyperlab.trial import Trial, TrialStatus
+from hyperlab.trial import Trial, TrialStatus, flatten_params
 
 if TYPE_CHECKING:
     import pandas
@@ -112,6 +112,11 @@ def best_result(
         series = result.series(metric)
         if not series:
             continue
+        odd = next((v for v in series if not _is_number(v)), None)
+        if odd is not None:
+            raise ValueError(
+                f"metric {metric!r}: trial {result.trial.id} reported {odd!r}, not a number"
+            )
         value = _summary(series, scope, sign)
         if filter_nan_and_inf and not math.isfinite(value):
             continue
@@ -122,6 +127,10 @@ def best_result(
             "best result"
         )
     return results[min(candidates)[1]]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _summary(series: list[Any], scope: str, sign: int) -> Any:
@@ -229,23 +238,13 @@ class ResultGrid:
                 if reports:
                     metrics = min(reports, key=lambda m: sign * m[filter_metric])
             row = {k: v for k, v in metrics.items() if k != "config"}
-            row.update(_flat(result.config, "config"))
+            row.update(flatten_params(result.config, "config/"))
             row.update(trial_id=result.trial.id, logdir=result.path)
             rows.append(row)
         return pd.DataFrame(rows)
 
     def __repr__(self) -> str:
         return f"ResultGrid<{len(self)} results in {self.experiment_path}>"
-
-
-def _flat(value: Any, prefix: str) -> dict[str, Any]:
-    """Nested dicts flattened into ``prefix/key/...`` columns, as Ray's dataframes have them."""
-    if not isinstance(value, dict):
-        return {prefix: value}
-    out: dict[str, Any] = {}
-    for key, sub in value.items():
-        out.update(_flat(sub, f"{prefix}/{key}"))
-    return out
 
 
 def _config(template: Template, trial: Trial) -> Any:

@@ -143,6 +143,13 @@ class HyperBandScheduler(TrialScheduler):
         stop_last_trials: bool = True,
     ) -> None:
         super().__init__(metric, mode)
+        if not _number(max_t) or max_t < 1:
+            raise ValueError(f"HyperBandScheduler: max_t must be a number >= 1, got {max_t!r}")
+        if not _number(reduction_factor) or reduction_factor <= 1:
+            raise ValueError(
+                f"HyperBandScheduler: reduction_factor must be a number > 1, got "
+                f"{reduction_factor!r}"
+            )
         self.time_attr = time_attr
         self.max_t = max_t
         self.reduction_factor = reduction_factor
@@ -265,3 +272,7 @@ def _mutation(name: str, value: Any) -> Domain:
         "and search primitives (tune.uniform...) are mapped; a function or a nested dict "
         "has no hyperlab equivalent"
     )
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
