@@ -313,7 +313,11 @@ class Driver:
         ``max_trials`` nor ``max_duration`` is spent. Safe to call from any thread."""
         if self.closing or self.ending is not None or self.stop_asked is not None:
             return False
-        return not self.drain_asked and not self.exhausted and budget_left(self.options, self.next_number, self.elapsed())
+        return (
+            not self.drain_asked
+            and not self.exhausted
+            and budget_left(self.options, self.next_number, self.elapsed())
+        )
 
     def request_stop(self, why: str) -> None:
         """Ask the loop to stop the experiment (STOPPED) at its next turn; any thread."""
@@ -474,8 +478,10 @@ class Driver:
     def _no_more(self) -> bool:
         if self.requeue:  # queued trials run, a drain's included
             return False
-        return self.drain_asked or self.exhausted or (
-            self.max_trials is not None and self.next_number >= self.max_trials
+        return (
+            self.drain_asked
+            or self.exhausted
+            or (self.max_trials is not None and self.next_number >= self.max_trials)
         )
 
     def _schedule(self) -> bool:

@@ -129,7 +129,7 @@ def metric_records(
                 phase.parameter_id,
             )
             for phase in trial.phases
-            if phase.metrics
+            if phase.status is TrialStatus.SUCCEEDED  # as the trial's own FINAL record
         ]
     return records
 

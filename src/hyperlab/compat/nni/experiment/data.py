@@ -76,11 +76,12 @@ class TrialHyperParameters:
     """The parameters a trial runs with, as NNI's dispatcher sends them.
 
     Attributes:
-        parameter_id: The trial's number.
+        parameter_id: The trial's number for its own parameters (phase 0); for a later phase
+            of a multi-phase trial, the number they were proposed under.
         parameter_source: ``'algorithm'`` (proposed by the tuner) or ``'customized'`` (added
             by hand).
         parameters: The parameters.
-        parameter_index: Always 0 (NNI's multi-phase trials are not supported).
+        parameter_index: 0 for the trial's own parameters, 1, 2... for its later phases.
         placement_constraint: Not used by hyperlab.
         version_info: Not used by hyperlab.
     """
