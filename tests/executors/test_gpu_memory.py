@@ -35,7 +35,7 @@ LOCAL = ["processes", "threads", "inprocess"]
 FAST = {"n_gpu_checks": 3, "gpu_check_delay": 0.05}
 
 FAKE = """\
-import json, sys
+import json, os, sys
 path = {path!r}
 with open(path) as f:
     data = json.load(f)
@@ -47,8 +47,9 @@ for index, free, total in states[0]:
 if len(states) > 1:  # each call sees the next state; the last one stays
     data["states"] = states[1:]
 data["calls"] = data.get("calls", 0) + 1
-with open(path, "w") as f:
+with open(path + ".tmp", "w") as f:  # then renamed: a reader never sees a half-written file
     json.dump(data, f)
+os.replace(path + ".tmp", path)
 """
 
 
