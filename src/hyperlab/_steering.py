@@ -10,13 +10,15 @@ driver's outcome; the driver checks it again against what it runs and applies it
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.engine import URL
 
-from hyperlab.config import describe_validation_error
+from hyperlab.config import describe_validation_error, parse_duration
 from hyperlab.errors import ConfigError, HyperlabError, SearchSpaceError
 from hyperlab.space import SearchSpace
 from hyperlab.store import (
@@ -26,21 +28,100 @@ from hyperlab.store import (
     ExperimentRecord,
     ImportData,
     ImportedResult,
+    SetConcurrency,
+    SetMaxDuration,
+    SetMaxTrials,
     Store,
     UpdateSearchSpace,
+    home,
 )
+from hyperlab.trial import ExperimentStatus
 from hyperlab.tuners.base import create_tuner
 
 __all__ = [
+    "budget_changes",
     "check_request",
+    "control_value",
     "imported_results",
     "new_space",
+    "not_running",
+    "resume_command",
     "send_and_wait",
     "steer",
 ]
 
+R = TypeVar("R", bound=BaseModel)
+
 OUTCOME_TIMEOUT = 30.0
 """Seconds ``send_and_wait`` waits for the driver to apply a request."""
+
+
+def control_value(model: type[R], field: str, value: Any) -> R:
+    """The control request ``model(value=value)`` (``SetMaxTrials``, ``SetMaxDuration``,
+    ``SetConcurrency``), checked strictly: ``'5'`` and ``True`` are not numbers. Whoever takes
+    such a value (a running experiment's steering, ``resume``'s changes) checks it here, so
+    the ranges hold the same everywhere.
+
+    Raises:
+        ConfigError: naming ``field``, the value and what was expected.
+    """
+    try:
+        return model.model_validate({"value": value}, strict=True)
+    except ValidationError as exc:
+        problems = [err["msg"] for err in exc.errors()]
+        expected = "; ".join(problem[0].lower() + problem[1:] for problem in problems)
+        raise ConfigError(f"{field}: {expected}, got {value!r}") from None
+
+
+def budget_changes(
+    *,
+    max_trials: Any = None,
+    max_duration: Any = None,
+    concurrency: Any = None,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The budget and concurrency given (those not None), each checked as the control request
+    that changes it on a running experiment (``SetMaxTrials``, ``SetMaxDuration``,
+    ``SetConcurrency``): whole numbers >= 1, a positive duration (seconds or ``"2h"``),
+    which becomes seconds. What ``resume`` may change.
+
+    Raises:
+        ConfigError: naming the option (as ``names`` spells it: ``--max-trials``), the value
+            and what was expected.
+    """
+    label = {"max_trials": "max_trials", "max_duration": "max_duration"}
+    label |= {"concurrency": "concurrency", **(names or {})}
+    changes: dict[str, Any] = {}
+    if max_trials is not None:
+        changes["max_trials"] = control_value(SetMaxTrials, label["max_trials"], max_trials).value
+    if max_duration is not None:
+        seconds = parse_duration(max_duration, label["max_duration"])
+        request = control_value(SetMaxDuration, label["max_duration"], seconds)
+        changes["max_duration"] = request.value
+    if concurrency is not None:
+        request_c = control_value(SetConcurrency, label["concurrency"], concurrency)
+        changes["concurrency"] = request_c.value
+    return changes
+
+
+def resume_command(store: Store, experiment_id: str) -> str:
+    """``hyperlab resume ID``, with ``--storage`` unless ``store`` is the home's default one
+    (a password in its URL shown as ``***``)."""
+    default = os.path.abspath(home().expanduser() / "hyperlab.db")
+    if store.url == URL.create("sqlite", database=default).render_as_string():
+        return f"hyperlab resume {experiment_id}"
+    return f"hyperlab --storage {store.masked_url} resume {experiment_id}"
+
+
+def not_running(record: ExperimentRecord, store: Store, *, also: str = "") -> ConfigError:
+    """The error for steering an experiment no driver runs: ``experiment ID is not running
+    (STATUS)``, with the command that starts it (``also``: another way, such as NNI's)."""
+    verb = "run" if record.status is ExperimentStatus.INITIALIZED else "continue"
+    how = f"`{resume_command(store, record.id)}`" + (f" or {also}" if also else "")
+    return ConfigError(
+        f"experiment {record.id} is not running ({record.shown_status}); only a running "
+        f"experiment can be steered: {verb} it with {how}"
+    )
 
 
 def new_space(record: ExperimentRecord, space: Any) -> SearchSpace:
@@ -139,10 +220,7 @@ def steer(store: Store, experiment: str, request: ControlRequest) -> Control:
     """
     record = store.get_experiment(store.resolve(experiment))
     if not record.driver_alive():
-        raise ConfigError(
-            f"experiment {record.id} is not running (status {record.status}); only a running "
-            "experiment can be steered"
-        )
+        raise not_running(record, store)
     check_request(record, request)
     return send_and_wait(store, record.id, request)
 

@@ -15,9 +15,11 @@ print(result.best_params, result.best_value)
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from hyperlab._steering import budget_changes
 from hyperlab.assessors.base import Assessor
 from hyperlab.config import DEFAULT_MAX_LOG_BYTES, GpuConfig, validate_options
 from hyperlab.errors import ConfigError
@@ -160,8 +162,7 @@ def run(
             storage=storage,
             objective=objective,
             progress=progress,
-            max_trials=max_trials,
-            max_duration=max_duration,
+            changes=budget_changes(max_trials=max_trials, max_duration=max_duration),
             callbacks=callbacks,
         )
     return Experiment(
@@ -206,6 +207,7 @@ def resume(
     progress: bool | float | None = None,
     max_trials: int | None = None,
     max_duration: float | str | None = None,
+    concurrency: int | None = None,
     port: int | None = None,
     host: str = "127.0.0.1",
     callbacks: Sequence[Callback] | None = None,
@@ -216,21 +218,40 @@ def resume(
     waiting, running or interrupted (SYS_CANCELED) when the last driver ended run again with
     their params and ``attempt + 1``. ``max_duration`` counts on from the time already spent.
 
+    What may change on resume is what NNI's manager lets change while an experiment runs:
+    its budget (``max_trials``, ``max_duration``) and ``concurrency``, each checked as the
+    control request that changes it on a running experiment is. The change is recorded in the
+    store as the driver starts (``hyperlab show`` reports it). The rest (search space, tuner,
+    assessor, objective, metric, mode, seed...) is what the finished trials were made with,
+    and stays as stored; a running experiment takes a new search space with
+    ``Experiment.update_search_space`` or ``hyperlab update-space``.
+
+    Example:
+        >>> hyperlab.resume("k3x9q2ab", max_trials=200, max_duration="2h", concurrency=4)
+
     Args:
         experiment: The experiment's id, or its name if no other experiment has it.
         storage: The store that holds it.
         objective: The objective; by default the one pickled in the store (its module is
             imported from the folder it was imported from when the experiment was created).
         progress: As for ``run``.
-        max_trials / max_duration: A new budget, replacing the stored one.
+        max_trials: Trials to create in all from now on (None keeps the stored budget). One
+            at or below the trials the experiment already has is taken as NNI's manager takes
+            a lower ``maxTrialNumber``: no new trial is created, interrupted ones run again,
+            and the experiment ends DONE (a ``UserWarning`` says so).
+        max_duration: Experiment time in all, summed over resumes: seconds, or ``"90s"``,
+            ``"30m"``, ``"2h"``, ``"1d"`` (None keeps the stored one).
+        concurrency: Trials at once from now on (None keeps the stored value).
         port / host: Serve the REST API and the dashboard while it runs (see
             ``Experiment.run``).
         callbacks: As for ``run`` (callbacks are not stored: give them again here).
 
     Raises:
+        ConfigError: A change of the wrong type or out of range (naming it, the value and
+            what was expected; nothing is written then), its objective cannot be loaded, or
+            the name is ambiguous.
         ExperimentNotFound: No such experiment in the store.
         ExperimentBusy: A driver runs it now (the message names its pid and host).
-        ConfigError: Its objective cannot be loaded, or the name is ambiguous.
         TrialError: As for ``run``.
         Exception: As for ``run`` with ``continue_on_failure=False``.
     """
@@ -239,8 +260,9 @@ def resume(
         storage=storage,
         objective=objective,
         progress=progress,
-        max_trials=max_trials,
-        max_duration=max_duration,
+        changes=budget_changes(
+            max_trials=max_trials, max_duration=max_duration, concurrency=concurrency
+        ),
         port=port,
         host=host,
         callbacks=callbacks,
@@ -253,25 +275,36 @@ def _continue(
     storage: str | os.PathLike | None,
     objective: Callable[..., Any] | None,
     progress: bool | float | None,
-    max_trials: int | None,
-    max_duration: float | str | None,
+    changes: dict[str, Any],
     port: int | None = None,
     host: str = "127.0.0.1",
     callbacks: Sequence[Callback] | None = None,
 ) -> Result:
+    """Run a stored experiment again, with ``changes`` (checked by ``budget_changes``) to its
+    options; the driver records the options it runs with as it starts."""
     store = Store.open(storage)
     record = store.get_experiment(store.resolve(experiment))
     record.check_not_running()
-    stored = record.options.model_dump()
-    if max_trials is not None:
-        stored["max_trials"] = max_trials
-    if max_duration is not None:
-        stored["max_duration"] = max_duration
-    options = validate_options(**stored)
+    options = validate_options(**{**record.options.model_dump(), **changes})
+    if "max_trials" in changes:
+        _warn_if_spent(store, record.id, changes["max_trials"])
     if objective is None:
         objective = load_objective(record)
     attached = Experiment._attach(store, record, options, objective, progress, storage, callbacks)
     return attached.run(port=port, host=host)
+
+
+def _warn_if_spent(store: Store, experiment_id: str, max_trials: int) -> None:
+    """Warn when ``max_trials`` leaves no room for a new trial (which NNI's manager accepts)."""
+    created = len(store.get_trials(experiment_id, reports=False))
+    if created >= max_trials:
+        warnings.warn(
+            f"max_trials={max_trials}: experiment {experiment_id} already has {created} trials, "
+            "so it creates no new one; those that were interrupted run again, then it ends "
+            "DONE (as NNI does with a lower maxTrialNumber)",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def load(experiment: str, storage: str | os.PathLike | None = None) -> Result:
