@@ -74,7 +74,7 @@ def fifty_ms_with_pid(params):
 
 def check_own_row(params):
     """Looks itself up in the store (a test of write-ahead; trials never do this otherwise)."""
-    from hyperlab.reporting import current
+    from hyperlab.reporting.context import current
     from hyperlab.store import Store
 
     ctx_id = current().trial_id

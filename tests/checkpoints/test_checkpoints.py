@@ -22,7 +22,7 @@ import pytest
 import hyperlab
 from hyperlab.errors import HyperlabError, TrialStopped
 from hyperlab.executors import CommandTrial, Finished, Reported, create_executor
-from hyperlab.reporting import TrialContext, activate, deactivate
+from hyperlab.reporting.context import TrialContext, activate, deactivate
 from tests.checkpoints import objectives
 from tests.executors.harness import PYTHON, drive, spec
 

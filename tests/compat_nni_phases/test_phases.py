@@ -13,7 +13,7 @@ from hyperlab import TrialError, TrialStatus
 from hyperlab import space as hs
 from hyperlab.compat import nni
 from hyperlab.experiment._phases import FIRST_PARAMETER_ID
-from hyperlab.reporting import current
+from hyperlab.reporting.context import current
 from hyperlab.store import Store
 from tests.compat_nni_phases.recording import RecordingTuner
 

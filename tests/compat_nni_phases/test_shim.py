@@ -10,7 +10,7 @@ import pytest
 
 from hyperlab.compat import nni
 from hyperlab.errors import HyperlabError
-from hyperlab.reporting import TrialContext, activate, deactivate
+from hyperlab.reporting.context import TrialContext, activate, deactivate
 
 
 class Driver:

@@ -366,7 +366,7 @@ def test_inside_a_command_the_api_reads_the_environment_and_writes_the_channel(
 ):
     import numpy as np
 
-    from hyperlab import reporting
+    from hyperlab.reporting import context as reporting
 
     (tmp_path / "parameter.json").write_text(json.dumps({"parameters": {"x": 1.5, "k": "a"}}))
     channel = tmp_path / "metrics.jsonl"

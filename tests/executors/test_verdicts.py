@@ -11,7 +11,7 @@ import pytest
 import hyperlab
 from hyperlab.assessors import Assessor, Decision
 from hyperlab.errors import TrialStopped
-from hyperlab.reporting import current
+from hyperlab.reporting.context import current
 from hyperlab.trial import Report, Trial, TrialStatus
 
 EXECUTORS = ["inprocess", "threads", "processes"]

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 import hyperlab
-from hyperlab.reporting import current
+from hyperlab.reporting.context import current
 
 HERE = Path(__file__).parent
 

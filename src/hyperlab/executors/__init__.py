@@ -2,9 +2,9 @@
 ``ray``).
 
 Pick one by name; ``CommandTrial`` is what the ``command`` executor runs, and a ``DevicePool``
-places trials on GPUs. The names are imported when first used: a trial process that only needs
-``hyperlab.executors._checkpoints`` (a command trial's ``hyperlab.checkpoint()``) loads no
-pydantic or numpy through this package.
+places trials on GPUs. The names are imported when first used, so importing the package
+loads no pydantic or numpy. What a trial itself calls, and the channel protocol every executor
+speaks with it, live in ``hyperlab.reporting``.
 """
 
 import importlib as _importlib
@@ -23,6 +23,7 @@ _EXPORTS = {
     "Reported": "hyperlab.executors.base",
     "Requested": "hyperlab.executors.base",
     "Started": "hyperlab.executors.base",
+    "StatusReporter": "hyperlab.executors._run",
     "Stopped": "hyperlab.executors.base",
     "TrialEnd": "hyperlab.executors.base",
     "TrialSpec": "hyperlab.executors.base",
@@ -46,6 +47,7 @@ __all__ = [
     "Reported",
     "Requested",
     "Started",
+    "StatusReporter",
     "Stopped",
     "TrialEnd",
     "TrialSpec",

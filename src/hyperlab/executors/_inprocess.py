@@ -19,7 +19,7 @@ from hyperlab.executors.base import (
     Stopped,
     TrialSpec,
 )
-from hyperlab.reporting import RequestKind, TrialContext, activate, deactivate
+from hyperlab.reporting.context import RequestKind, TrialContext, activate, deactivate
 
 __all__ = ["InProcessExecutor"]
 
@@ -77,7 +77,7 @@ class InProcessExecutor(Executor):
             finally:
                 deactivate(token)
 
-        ctx = make_context(spec, emit, ask=self._ask)
+        ctx = make_context(spec, emit, ask=self._ask, synchronous=True)
 
         def started() -> None:
             if self.trial_timeout is not None:

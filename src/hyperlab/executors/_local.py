@@ -13,7 +13,7 @@ from hyperlab.executors._gpu_memory import GpuMemory, nvidia_indices
 from hyperlab.executors._routing import ROUTER
 from hyperlab.executors._run import run_trial
 from hyperlab.executors.base import Executor, Failed, Stopped, TrialEnd, TrialSpec
-from hyperlab.reporting import TrialContext
+from hyperlab.reporting.context import TrialContext
 
 __all__ = ["run_here"]
 

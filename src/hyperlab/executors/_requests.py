@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from hyperlab.errors import TrialStopped
-from hyperlab.reporting import TrialContext
+from hyperlab.reporting.context import TrialContext
 
 __all__ = ["Answers"]
 

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from hyperlab.executors._output import LineEcho, TrialLog, echo_prefix, has_logs, prepare_logs
 from hyperlab.executors.base import TrialSpec
-from hyperlab.reporting import TrialContext, find_current
+from hyperlab.reporting.context import TrialContext, find_current
 
 __all__ = ["ROUTER", "TrialStreams"]
 

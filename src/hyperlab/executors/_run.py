@@ -17,8 +17,8 @@ from typing import Any
 
 from hyperlab.errors import TrialStopped
 from hyperlab.executors.base import Failed, Finished, Stopped, TrialEnd, TrialSpec
-from hyperlab.reporting import (
-    CHECKPOINTS_DIR,
+from hyperlab.reporting.checkpoints import CHECKPOINTS_DIR
+from hyperlab.reporting.context import (
     Ask,
     Emit,
     TrialContext,
@@ -47,9 +47,14 @@ def make_context(
     *,
     deadline: float | None = None,
     ask: Ask | None = None,
+    synchronous: bool = False,
 ) -> TrialContext:
-    """The trial-side context for ``spec``, reporting through ``emit`` and asking for
-    parameters (``hyperlab.suggest``) through ``ask``."""
+    """The trial-side context for ``spec``, reporting through ``emit`` and asking the driver
+    (``hyperlab.suggest``, verdicts) through ``ask``.
+
+    Its reports are round trips when ``spec.round_trip`` says something listens, unless
+    ``synchronous``: ``emit`` itself runs the driver's handler, which decides before it returns.
+    """
     restore = spec.restore_from
     return TrialContext(
         spec.number,
@@ -64,6 +69,7 @@ def make_context(
         checkpoint_keep=spec.checkpoint_keep,
         attempt=spec.attempt,
         ask=ask,
+        round_trip=spec.round_trip and not synchronous,
     )
 
 

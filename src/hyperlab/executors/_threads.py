@@ -24,7 +24,7 @@ from hyperlab.executors.base import (
     TrialEnd,
     TrialSpec,
 )
-from hyperlab.reporting import RequestKind, TrialContext
+from hyperlab.reporting.context import RequestKind, TrialContext
 
 __all__ = ["ThreadExecutor"]
 

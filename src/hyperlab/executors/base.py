@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hyperlab.config import DEFAULT_MAX_LOG_BYTES, MIN_MAX_LOG_BYTES, Registry
 from hyperlab.errors import ConfigError, HyperlabError
-from hyperlab.reporting import RequestKind
+from hyperlab.reporting.context import RequestKind
 
 if TYPE_CHECKING:
     from hyperlab.executors.devices import DevicePool
@@ -154,6 +154,9 @@ class TrialSpec:
             has none of its own (population based training), or None.
         checkpoint_keep: How many of its latest checkpoints the trial keeps.
         ran_before: It ran before with this attempt (a paused trial resumed).
+        round_trip: Something listens to its reports (an assessor or scheduler): each
+            ``report`` waits until the driver has taken it and decided on it
+            (``TrialContext.round_trip``), so decisions take effect at that very report.
     """
 
     number: int
@@ -166,6 +169,7 @@ class TrialSpec:
     restore_from: str | None = None
     checkpoint_keep: int = 1
     ran_before: bool = False
+    round_trip: bool = False
 
     @property
     def fresh(self) -> bool:

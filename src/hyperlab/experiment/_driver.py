@@ -53,7 +53,7 @@ from hyperlab.experiment._phases import Phases
 from hyperlab.experiment._progress import make_progress
 from hyperlab.experiment._requests import DefinedByRun, known_part
 from hyperlab.experiment._scheduling import Scheduling, Verdict
-from hyperlab.reporting import is_finite_number
+from hyperlab.reporting.context import is_finite_number
 from hyperlab.store import (
     HEARTBEAT_INTERVAL,
     AddTrial,
@@ -584,6 +584,7 @@ class Driver:
             restore_from=restore,
             checkpoint_keep=self.options.checkpoint_keep,
             ran_before=trial.started_at is not None,  # a paused trial resumed
+            round_trip=self.scheduling.assessor is not None,  # decisions act at that report
         )
 
     # ---- events ---------------------------------------------------------------------------

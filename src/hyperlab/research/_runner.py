@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hyperlab.errors import TrialStopped
-from hyperlab.reporting import TrialContext, activate, deactivate, json_default
+from hyperlab.reporting.channel import json_default
+from hyperlab.reporting.context import TrialContext, activate, deactivate
 from hyperlab.research._units import SPECIAL_NAMES, C, O, Unit, filled_names
 
 __all__ = ["Plan", "alias_key", "run_group"]

@@ -26,7 +26,7 @@ from hyperlab.executors._gpu_memory import (
 )
 from hyperlab.executors._routing import ROUTER
 from hyperlab.executors.base import TrialSpec
-from hyperlab.reporting import TrialContext, set_process_context
+from hyperlab.reporting.context import TrialContext, set_process_context
 from hyperlab.research._runner import Plan, run_group
 
 __all__ = ["GroupWorker", "main", "make_contexts"]

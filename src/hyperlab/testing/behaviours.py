@@ -27,7 +27,8 @@ import sys
 import time
 from typing import Any
 
-from hyperlab.reporting import current, report, trial_dir
+from hyperlab.reporting import report, trial_dir
+from hyperlab.reporting.context import current
 
 __all__ = [
     "ASKED",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hyperlab.errors import HyperlabError
-from hyperlab.reporting import TrialContext, as_metrics, find_current
+from hyperlab.reporting.context import TrialContext, as_metrics, find_current
 
 __all__ = [
     "get_current_parameter",

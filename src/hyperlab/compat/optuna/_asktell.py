@@ -18,7 +18,7 @@ from hyperlab.compat.optuna._objective import result
 from hyperlab.compat.optuna.trial import Trial, TrialState
 from hyperlab.errors import HyperlabError, TrialStopped
 from hyperlab.experiment import Callback
-from hyperlab.reporting import TrialContext, current
+from hyperlab.reporting.context import TrialContext, current
 
 if TYPE_CHECKING:
     from hyperlab.compat.optuna._study import Study

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from hyperlab.compat.optuna.exceptions import TrialPruned
 from hyperlab.compat.optuna.trial import USER_ATTRS, Trial
 from hyperlab.errors import HyperlabError, TrialStopped
-from hyperlab.reporting import current
+from hyperlab.reporting.context import current
 
 if TYPE_CHECKING:
     from hyperlab.compat.optuna._study import Study

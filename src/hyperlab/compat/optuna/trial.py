@@ -26,7 +26,7 @@ from hyperlab.compat.optuna.distributions import (
     to_spec,
 )
 from hyperlab.errors import TrialStopped
-from hyperlab.reporting import TrialContext
+from hyperlab.reporting.context import TrialContext
 from hyperlab.trial import Trial as Record
 from hyperlab.trial import TrialStatus
 

@@ -45,14 +45,7 @@ from hyperlab.executors._command._orphans import (
     stop_leftover_group,
     with_exit_status,
 )
-from hyperlab.executors._command._run import (
-    CHANNEL_FILE,
-    CommandRun,
-    Ending,
-    parse_line,
-    parse_request,
-    tail,
-)
+from hyperlab.executors._command._run import CommandRun, Ending, tail
 from hyperlab.executors._output import LogTail, check_logs, echo_tails, finish_logs
 from hyperlab.executors.base import (
     Executor,
@@ -65,11 +58,19 @@ from hyperlab.executors.base import (
     TrialEnd,
     TrialSpec,
 )
-from hyperlab.reporting import ANSWERS_DIR, CHECKPOINTS_DIR, json_default
+from hyperlab.reporting.channel import (
+    PARAMS_FILE,
+    json_default,
+    open_channel,
+    parse_line,
+    parse_request,
+    trial_variables,
+    write_answer,
+)
+from hyperlab.reporting.checkpoints import CHECKPOINTS_DIR
 
 __all__ = ["CommandExecutor", "CommandTrial"]
 
-PARAMS_FILE = "parameter.json"
 STDOUT_FILE = "stdout.log"
 STDERR_FILE = "stderr.log"
 ATTEMPT_FILE = "attempt"
@@ -217,7 +218,7 @@ class CommandExecutor(Executor):
             "parameter_index": 0,
         }
         (folder / PARAMS_FILE).write_text(json.dumps(document, default=json_default))
-        (folder / CHANNEL_FILE).write_bytes(b"")  # a retried trial starts with an empty channel
+        open_channel(folder)  # a retried or resumed trial starts with an empty channel
         (folder / EXIT_FILE).unlink(missing_ok=True)  # the previous attempt's
         env = self._environment(spec, folder)
         resumed = self._resumes(spec, folder)  # a resumed paused trial keeps its earlier output
@@ -368,33 +369,21 @@ class CommandExecutor(Executor):
     def _environment(self, spec: TrialSpec, folder: Path) -> dict[str, str]:
         env = dict(os.environ)
         env.update(self.objective.env)
-        experiment_id = spec.trial_id.rpartition("-")[0] or spec.trial_id
-        where = str(folder)
-        checkpoints = folder / CHECKPOINTS_DIR  # hyperlab.checkpoint()'s, or any program's
-        checkpoints.mkdir(exist_ok=True)
-        env.update(
-            HYPERLAB_TRIAL_ID=spec.trial_id,
-            HYPERLAB_TRIAL_NUMBER=str(spec.number),
-            HYPERLAB_EXPERIMENT_ID=experiment_id,
-            HYPERLAB_PARAMS_FILE=str(folder / PARAMS_FILE),
-            HYPERLAB_CHANNEL=str(folder / CHANNEL_FILE),
-            HYPERLAB_TRIAL_DIR=where,
-            HYPERLAB_SEED="" if spec.seed is None else str(spec.seed),
-            HYPERLAB_ATTEMPT=str(spec.attempt),
-            HYPERLAB_DEVICES=",".join(map(str, spec.devices)),
-            NNI_PLATFORM="local",
-            NNI_EXP_ID=experiment_id,
-            NNI_TRIAL_JOB_ID=spec.trial_id,
-            NNI_SYS_DIR=where,
-            NNI_OUTPUT_DIR=where,
-            NNI_TRIAL_SEQ_ID=str(spec.number),
-            HYPERLAB_CHECKPOINT_DIR=str(checkpoints),
-            HYPERLAB_CHECKPOINT_KEEP=str(spec.checkpoint_keep),
-        )
+        (folder / CHECKPOINTS_DIR).mkdir(exist_ok=True)  # hyperlab.checkpoint()'s, or any program's
         env.pop("HYPERLAB_RESTORE_DIR", None)
-        if spec.restore_from is not None:
-            parent = os.path.abspath(spec.restore_from)
-            env["HYPERLAB_RESTORE_DIR"] = os.path.join(parent, CHECKPOINTS_DIR)
+        env.update(
+            trial_variables(
+                number=spec.number,
+                trial_id=spec.trial_id,
+                folder=folder,
+                seed=spec.seed,
+                attempt=spec.attempt,
+                devices=spec.devices,
+                checkpoint_keep=spec.checkpoint_keep,
+                restore_from=spec.restore_from,
+                round_trip=spec.round_trip,
+            )
+        )
         if spec.devices:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, spec.devices))
         paths = [self._python_path(), env.get("PYTHONPATH", "")]
@@ -580,17 +569,10 @@ class CommandExecutor(Executor):
     # ---- stopping ----------------------------------------------------------------------------
 
     def answer(self, number: int, index: int, value: Any, error: str | None = None) -> None:
-        """Write the answer where the trial waits for it (``answers/<attempt>-<index>.json``,
-        in one rename)."""
+        """Write the answer where the trial waits for it (``reporting.channel.write_answer``)."""
         run = self._runs.get(number)
-        if run is None:
-            return
-        folder = run.folder / ANSWERS_DIR
-        folder.mkdir(exist_ok=True)
-        target = folder / f"{run.spec.attempt}-{index}.json"
-        aside = folder / f".{target.name}.{os.getpid()}"
-        aside.write_text(json.dumps({"value": value, "error": error}, default=json_default))
-        os.replace(aside, target)
+        if run is not None:
+            write_answer(run.folder, run.spec.attempt, index, value, error)
 
     def stop(self, number: int) -> None:
         run = self._runs.get(number)

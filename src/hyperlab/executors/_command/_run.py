@@ -4,30 +4,22 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import json
 import os
 import select
 import subprocess
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hyperlab.executors._command._logs import CappedLog
 from hyperlab.executors.base import TrialSpec
-from hyperlab.reporting import REQUEST_KINDS, RequestKind
+from hyperlab.reporting.channel import CHANNEL_FILE
 
 __all__ = [
-    "CHANNEL_FILE",
     "CommandRun",
     "Ending",
     "group_runs",
-    "parse_line",
-    "parse_request",
     "tail",
 ]
-
-CHANNEL_FILE = "metrics.jsonl"
-
 
 class Ending(enum.Enum):
     """Why a command is being ended by the executor."""
@@ -170,40 +162,6 @@ class CommandRun:
         self.close_pidfd()
         for log in self.logs:
             log.close()
-
-
-def parse_line(line: bytes) -> tuple[str, float, int | None, dict] | None:
-    """``(tag, time, step, metrics)`` of one channel line; None for a line that is not one."""
-    try:
-        message = json.loads(line)
-        tag, metrics = message["tag"], message["metrics"]
-        when = float(message.get("time") or time.time())
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
-    if tag not in ("report", "final") or not isinstance(metrics, dict):
-        return None
-    step = message.get("step")
-    if isinstance(step, bool) or not isinstance(step, int):
-        step = None
-    return tag, when, step, metrics
-
-
-def parse_request(line: bytes) -> tuple[float, int, RequestKind, str, dict] | None:
-    """``(time, index, kind, name, spec)`` of a channel line asking the driver, or None."""
-    try:
-        message = json.loads(line)
-        if message["tag"] != "request":
-            return None
-        when = float(message.get("time") or time.time())
-        index, name, spec = message["index"], message["name"], message["spec"]
-        kind = message.get("kind", "parameter")
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
-    if isinstance(index, bool) or not isinstance(index, int) or not isinstance(name, str):
-        return None
-    if kind not in REQUEST_KINDS or not isinstance(spec, dict):
-        return None
-    return when, index, kind, name, spec
 
 
 def group_runs(pgid: int) -> bool:

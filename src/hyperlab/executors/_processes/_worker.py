@@ -37,7 +37,7 @@ from hyperlab.executors._output import RedirectedOutput, log_paths
 from hyperlab.executors._requests import Answers
 from hyperlab.executors._run import format_error, make_context, run_trial
 from hyperlab.executors.base import Failed, Finished, Stopped, TrialEnd, TrialSpec
-from hyperlab.reporting import RequestKind, TrialContext, set_process_context
+from hyperlab.reporting.context import RequestKind, TrialContext, set_process_context
 
 PR_SET_PDEATHSIG = 1
 

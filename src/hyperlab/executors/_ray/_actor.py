@@ -44,7 +44,7 @@ from hyperlab.executors.base import (
     TrialSpec,
     create_executor,
 )
-from hyperlab.reporting import CHECKPOINTS_DIR
+from hyperlab.reporting.checkpoints import CHECKPOINTS_DIR
 
 __all__ = ["ORPHAN_TIMEOUT", "UNCOLLECTED_TIMEOUT", "Batch", "TrialActor"]
 

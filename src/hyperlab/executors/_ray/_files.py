@@ -17,9 +17,8 @@ import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
-from hyperlab.executors._checkpoints import PREFIX
 from hyperlab.executors._output import ATTEMPT_FILE, LOG_FILES
-from hyperlab.reporting import CHECKPOINTS_DIR
+from hyperlab.reporting.checkpoints import CHECKPOINTS_DIR, PREFIX
 
 __all__ = [
     "checkpoint_names",

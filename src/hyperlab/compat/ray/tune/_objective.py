@@ -11,7 +11,8 @@ from typing import Any
 from hyperlab.compat.ray.tune._session import CriteriaMet, Session, StopRule
 from hyperlab.compat.ray.tune._space import Template
 from hyperlab.compat.ray.tune._trainable import Trainable, run_class
-from hyperlab.reporting import find_current, trial_seed
+from hyperlab.reporting import trial_seed
+from hyperlab.reporting.context import find_current
 
 __all__ = ["TrialObjective", "trainable_name"]
 

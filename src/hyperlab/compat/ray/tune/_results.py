@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from hyperlab.compat.ray.tune._checkpoint import Checkpoint
 from hyperlab.compat.ray.tune._space import Template
 from hyperlab.errors import SearchSpaceError
-from hyperlab.executors import _checkpoints as disk
-from hyperlab.reporting import CHECKPOINTS_DIR
+from hyperlab.reporting import checkpoints as disk
+from hyperlab.reporting.checkpoints import CHECKPOINTS_DIR
 from hyperlab.trial import Trial, TrialStatus, flatten_params
 
 if TYPE_CHECKING:

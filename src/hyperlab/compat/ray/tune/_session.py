@@ -21,8 +21,8 @@ from typing import Any, NoReturn
 
 from hyperlab import reporting
 from hyperlab.compat.ray.tune._checkpoint import Checkpoint, saved_state
-from hyperlab.executors._checkpoints import FILES
-from hyperlab.reporting import TrialContext, find_current
+from hyperlab.reporting.checkpoints import FILES
+from hyperlab.reporting.context import TrialContext, find_current
 
 __all__ = [
     "CriteriaMet",

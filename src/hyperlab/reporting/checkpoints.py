@@ -42,7 +42,20 @@ from typing import Any
 
 from hyperlab.errors import HyperlabError
 
-__all__ = ["Corrupt", "latest", "pickle_state", "prune", "write_checkpoint"]
+__all__ = [
+    "CHECKPOINTS_DIR",
+    "FILES",
+    "PREFIX",
+    "Corrupt",
+    "latest",
+    "pickle_state",
+    "prune",
+    "type_name",
+    "write_checkpoint",
+]
+
+CHECKPOINTS_DIR = "checkpoints"
+"""The folder of a trial's checkpoints, inside its own folder."""
 
 FORMAT = 1
 PREFIX = "checkpoint-"
