@@ -159,7 +159,7 @@ def test_changes_reach_the_running_driver(project, experiments):
     wait_for(lambda: experiment.get_status() == "DONE", what="DONE")
     xs = [t.params["x"] for t in trials(experiment.id)]
     assert len(xs) == 3 and 0 <= xs[0] <= 1 and all(5 <= x <= 6 for x in xs[1:])
-    with pytest.raises(ConfigError, match=r"is not running \(status DONE\)"):
+    with pytest.raises(ConfigError, match=r"is not running \(DONE\)"):
         experiment.update_trial_concurrency(1)
 
 

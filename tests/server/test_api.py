@@ -164,9 +164,9 @@ def test_controls_for_a_finished_experiment_are_409(client, exp_id):
         client.patch(f"/api/v1/experiments/{exp_id}", json={"concurrency": 2}),
     ):
         assert response.status_code == 409
-        assert response.json()["detail"] == (
-            f"experiment '{exp_id}' is not running (status DONE); controls are accepted only "
-            "while its driver runs"
+        assert response.json()["detail"].startswith(
+            f"experiment {exp_id} is not running (DONE); only a running experiment can be "
+            "steered: continue it with `hyperlab --storage "
         )
     finished = client.post(f"/api/v1/experiments/{exp_id}/trials/1/kill", json={})
     assert finished.status_code == 409 and "already finished" in finished.json()["detail"]

@@ -150,7 +150,7 @@ def test_steering_a_finished_or_unknown_experiment(tmp_path):
         ):
             response = client.request(method, f"{base}/{path}", json=body)
             assert response.status_code == 409, response.text
-            assert "is not running (status DONE)" in response.json()["detail"]
+            assert "is not running (DONE)" in response.json()["detail"]
             missing = client.request(method, f"/api/v1/experiments/nope/{path}", json=body)
             assert missing.status_code == 404
         assert client.get(f"{base}/imported").json() == []

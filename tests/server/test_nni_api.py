@@ -341,7 +341,7 @@ def test_an_empty_store_is_404(tmp_path):
 @pytest.mark.parametrize(
     ("update_type", "params", "status", "expected"),
     [
-        ("TRIAL_CONCURRENCY", {"trialConcurrency": 2}, 409, "is not running (status DONE)"),
+        ("TRIAL_CONCURRENCY", {"trialConcurrency": 2}, 409, "is not running (DONE)"),
         ("TRIAL_CONCURRENCY", {"trialConcurrency": 0}, 422, "params.trialConcurrency: expected"),
         ("MAX_TRIAL_NUM", {"maxTrialNumber": 2.5}, 422, "params.maxTrialNumber: expected"),
         ("MAX_EXEC_DURATION", {"maxExperimentDuration": "soon"}, 422, "params.maxExperiment"),
@@ -352,7 +352,7 @@ def test_an_empty_store_is_404(tmp_path):
         ("SEARCH_SPACE", {"searchSpace": BAD_RANGE}, 422, "params.searchSpace.x: uniform needs"),
         # the older experiment's tuner is grid search, which needs a discrete space
         ("SEARCH_SPACE", {"searchSpace": UNIFORM}, 422, "params.searchSpace.x: grid search"),
-        ("SEARCH_SPACE", {"searchSpace": CHOICE}, 409, "is not running (status DONE)"),
+        ("SEARCH_SPACE", {"searchSpace": CHOICE}, 409, "is not running (DONE)"),
         ("PAUSE", {}, 422, "update_type: expected one of TRIAL_CONCURRENCY"),
     ],
 )

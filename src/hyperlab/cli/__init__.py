@@ -75,6 +75,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     resume = commands.add_parser("resume", help="continue a stopped or crashed experiment")
     resume.add_argument("id", help="experiment id (or its unique name)")
+    resume.add_argument(
+        "--max-trials", type=int, metavar="N", help="trials to create in all from now on"
+    )
+    resume.add_argument(
+        "--max-duration", metavar="D", help="experiment time in all: seconds, or 90s, 30m, 2h, 1d"
+    )
+    resume.add_argument("--concurrency", type=int, metavar="C", help="trials at once from now on")
     resume.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
     serve = commands.add_parser(
         "serve",

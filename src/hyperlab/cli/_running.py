@@ -160,11 +160,18 @@ def _ended(result: Any) -> int:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     import hyperlab
+    from hyperlab._steering import budget_changes
 
+    given = {"max_trials": args.max_trials, "max_duration": args.max_duration}
+    given["concurrency"] = args.concurrency
+    flags = {name: "--" + name.replace("_", "-") for name in given}
+    changes = budget_changes(**given, names=flags)  # before anything starts
     store = open_store(args)
     experiment_id = store.resolve(args.id)
-    store.get_experiment(experiment_id).check_not_running()  # before a server starts
+    record = store.get_experiment(experiment_id)
+    record.check_not_running()  # before a server starts
     check_server(args.port, args.host)
+    _say_changes(record, changes)
     try:
         result = hyperlab.resume(
             experiment_id,
@@ -172,12 +179,22 @@ def cmd_resume(args: argparse.Namespace) -> int:
             progress=False if args.quiet else None,
             port=args.port,
             host=args.host,
+            **changes,
         )
     except TrialError as exc:
         return _failed(exc)
     except KeyboardInterrupt:  # Experiment.run said it stopped and how to resume it
         return 130
     return _summary(result)
+
+
+def _say_changes(record: Any, changes: dict[str, Any]) -> None:
+    """One line on stderr: the options ``--max-trials``... change, stored value -> new one."""
+    if changes:
+        said = ", ".join(
+            f"{name} {getattr(record.options, name)} -> {value}" for name, value in changes.items()
+        )
+        print(f"experiment {record.id}: {said}", file=sys.stderr)
 
 
 def _summary(result: Any) -> int:
@@ -199,19 +216,16 @@ def _failed(exc: TrialError) -> int:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
+    from hyperlab._steering import not_running
+
     store = open_store(args)
     experiment_id = store.resolve(args.id)
     record = store.get_experiment(experiment_id)
-    if record.status.is_finished():
-        raise ConfigError(f"experiment {experiment_id} is not running (status {record.status})")
-    if record.driver_alive():
+    if record.driver_alive() and not record.status.is_finished():
         return _request_stop(store, experiment_id)
     if record.driver_lost:
         return _mark_stopped(store, experiment_id)
-    raise ConfigError(
-        f"experiment {experiment_id} is not running (status {record.status}: no driver has "
-        f"started it; run it with `{hyperlab_command(store)} resume {experiment_id}`)"
-    )
+    raise not_running(record, store)  # ended, or saved and never run
 
 
 def _request_stop(store: Any, experiment_id: str) -> int:

@@ -52,6 +52,8 @@ from hyperlab.server._tokens import ensure_token
 from hyperlab.space import SearchSpace
 from hyperlab.store import (
     AddTrial,
+    Control,
+    ControlRequest,
     ExperimentRecord,
     ImportData,
     ImportedResult,
@@ -189,9 +191,11 @@ class Experiment:
             storage,
             hooks,
         )
-        code_dir = (  # where its git state is read: a command's folder, else its module's
-            objective.code_dir
+        code_dir = (  # where its git state is read: a command's folder, a research's
+            objective.code_dir  # project, else its module's
             if isinstance(objective, CommandTrial)
+            else options.research.project_dir
+            if options.research is not None
             else objective_folder(objective)
         )
         self._environment: EnvironmentCapture | None = EnvironmentCapture(code_dir)
@@ -480,7 +484,13 @@ class Experiment:
         SYS_CANCELED (they run again on ``resume``).
 
         Works from any thread; the request goes through the store like ``hyperlab stop ID``.
+        Stopping an experiment that was not started, or has ended, does nothing (as NNI's).
         """
+        if self._history is None and self._driver is None:  # not saved nor started
+            return
+        record = self._store.get_experiment(self.id)
+        if record.status.is_finished() and not record.driver_alive():
+            return  # a request now would wait for the next driver, which drops it
         self._store.send_control(self.id, StopExperiment())
 
     def drain(self) -> None:
@@ -516,7 +526,7 @@ class Experiment:
             ConfigError: the experiment is not running, or its tuner cannot take the space.
         """
         nni = SearchSpace.coerce(space).to_nni()
-        steer(self._store, self.id, UpdateSearchSpace(space=nni))
+        self._steer(UpdateSearchSpace(space=nni))
 
     def add_trial(self, params: Mapping[str, Any]) -> int:
         """Run a trial with ``params`` next (NNI's customized trial); it counts in
@@ -527,7 +537,7 @@ class Experiment:
                 it and the bound).
             ConfigError: the experiment is not running, or its trial budget is spent.
         """
-        control = steer(self._store, self.id, AddTrial(params=dict(params)))
+        control = self._steer(AddTrial(params=dict(params)))
         assert control.outcome is not None and control.outcome.trial is not None
         return control.outcome.trial
 
@@ -545,8 +555,16 @@ class Experiment:
             ConfigError: a result has no finite value, or the experiment is not running.
         """
         checked = imported_results(results)
-        steer(self._store, self.id, ImportData(results=checked))
+        self._steer(ImportData(results=checked))
         return len(checked)
+
+    def _steer(self, request: ControlRequest) -> Control:
+        if self._history is None and self._driver is None:  # not saved nor started
+            raise ConfigError(
+                f"experiment {self.id} is not running (not started yet); only a running "
+                "experiment can be steered: start it with start() first"
+            )
+        return steer(self._store, self.id, request)
 
     def result(self) -> Result:
         """The experiment as stored now (running or not)."""

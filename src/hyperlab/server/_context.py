@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import HTTPException, Path, Request
 
+from hyperlab._steering import not_running
 from hyperlab.errors import ExperimentNotFound, HyperlabError
 from hyperlab.server._listing import MemoCache, Snapshots
 from hyperlab.server._models import ControlOut, ControlsAccepted, ErrorOut
@@ -121,11 +122,8 @@ class ApiContext:
         """HTTP 409 unless a driver runs ``record`` now and will obey a control request."""
         if record.driver_alive():
             return
-        if record.status.is_finished() or record.driver_pid is None:
-            detail = (
-                f"experiment {record.id!r} is not running (status {record.status}); "
-                "controls are accepted only while its driver runs"
-            )
+        if record.status.is_finished() or record.driver_pid is None:  # names the command
+            detail = str(not_running(record, self.store))  # that starts it
         else:
             detail = (
                 f"experiment {record.id!r} has status {record.status} but its driver (pid "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from hyperlab._steering import check_request, send_and_wait
+from hyperlab._steering import check_request, not_running, send_and_wait
 from hyperlab.compat.nni.experiment._source import Json, trial_number
 from hyperlab.errors import ConfigError, ExperimentNotFound, TrialNotFound
 from hyperlab.server._nni_shapes import (
@@ -133,12 +133,17 @@ class StoreSource:
         return record.server_url if record.driver_alive() else None
 
     def control(self, request: ControlRequest) -> None:
-        record = self._record()
-        if not record.driver_alive():
+        try:
+            record = self._record()
+        except ExperimentNotFound:  # this object's config was never run
             raise ConfigError(
-                f"experiment {record.id} is not running (status {record.status}); only a "
-                "running experiment can be changed"
-            )
+                f"experiment {self.experiment_id} is not running (not started: store "
+                f"{self.store.masked_url} has no experiment with this id); only a running "
+                "experiment can be steered: start it with run() or start() first"
+            ) from None
+        if not record.driver_alive():
+            resume = f"Experiment(None, id={record.id!r}).resume()"
+            raise not_running(record, self.store, also=resume)
         check_request(record, request)
         send_and_wait(self.store, record.id, request)
 
