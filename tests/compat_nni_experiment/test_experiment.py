@@ -200,7 +200,7 @@ def test_resume_view_and_run_or_resume_continue_or_show_a_stored_experiment(proj
         ("SUCCEEDED", 1),
     ]
     resumed.stop()
-    again = experiments(project)
+    again = experiments(project, max_trial_number=3)
     again.id = experiment.id
     assert again.run_or_resume(port=0) is True  # it exists: resumed, nothing left to run
     assert len(trials(experiment.id)) == 3

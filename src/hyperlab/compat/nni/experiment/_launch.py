@@ -12,8 +12,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from hyperlab.cli._running import STORAGE_VAR
 from hyperlab.errors import HyperlabError
@@ -62,10 +63,18 @@ class DriverThread:
         experiment_id: An experiment saved in the store.
         storage: The store, as ``hyperlab.resume`` takes it.
         progress: As ``hyperlab.resume`` takes it: False for silence.
+        changes: ``hyperlab.resume``'s ``max_trials``, ``max_duration``, ``concurrency``.
     """
 
-    def __init__(self, experiment_id: str, storage: str | None, progress: bool | None) -> None:
+    def __init__(
+        self,
+        experiment_id: str,
+        storage: str | None,
+        progress: bool | None,
+        changes: Mapping[str, Any] | None = None,
+    ) -> None:
         self.experiment_id = experiment_id
+        self._changes = dict(changes or {})
         self.failure: BaseException | None = None
         """What ``hyperlab.resume`` raised (a ``TrialError`` when no trial succeeded...)."""
         self._thread = threading.Thread(
@@ -79,7 +88,9 @@ class DriverThread:
         import hyperlab
 
         try:
-            hyperlab.resume(self.experiment_id, storage=storage, progress=progress)
+            hyperlab.resume(
+                self.experiment_id, storage=storage, progress=progress, **self._changes
+            )
         except BaseException as exc:  # the store says how it ended; this says why
             self.failure = exc
 
@@ -109,9 +120,16 @@ class DriverThread:
         self._thread.join(timeout)
 
 
-def spawn_driver(store: Store, experiment_id: str, port: int, host: str) -> subprocess.Popen[bytes]:
+def spawn_driver(
+    store: Store,
+    experiment_id: str,
+    port: int,
+    host: str,
+    changes: Mapping[str, Any] | None = None,
+) -> subprocess.Popen[bytes]:
     """Run ``hyperlab resume ID --port PORT`` in a new session (it outlives this process, and
-    Ctrl-C here does not reach it); return once it runs the experiment.
+    Ctrl-C here does not reach it); return once it runs the experiment. ``changes`` (as
+    ``DriverThread`` takes them) become ``--max-trials``, ``--max-duration``, ``--concurrency``.
 
     Its output goes to ``driver.log`` in the experiment's folder.
 
@@ -130,6 +148,8 @@ def spawn_driver(store: Store, experiment_id: str, port: int, host: str) -> subp
         env[STORAGE_VAR] = store.url
         command += ["--storage-from-env"]
     command += ["resume", experiment_id, "--quiet", "--port", str(port), "--host", host]
+    for name, value in (changes or {}).items():
+        command += ["--" + name.replace("_", "-"), str(value)]
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
             command,

@@ -40,6 +40,7 @@ import secrets
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
@@ -48,6 +49,7 @@ from pydantic import BaseModel, ValidationError
 
 from hyperlab.compat.nni.experiment._launch import DriverThread, spawn_driver
 from hyperlab.compat.nni.experiment._rest_source import RestSource
+from hyperlab.compat.nni.experiment._resume import resume_changes
 from hyperlab.compat.nni.experiment._source import FINISHED, Source, trial_number
 from hyperlab.compat.nni.experiment._store_source import StoreSource
 from hyperlab.compat.nni.experiment._translate import nni_message, to_hyperlab
@@ -183,6 +185,7 @@ class Experiment:
         self._store: Store | None = None
         self._source: Source | None = None
         self._resuming = False  # start() continues the stored experiment, not a new one
+        self._changes: dict[str, Any] = {}  # what resume() changes: max_trials...
         self._controls_driver = False  # stop() stops the experiment: it was started here
         self._thread: DriverThread | None = None
         self._detached: subprocess.Popen[bytes] | None = None
@@ -266,13 +269,13 @@ class Experiment:
                     (new.folder / CONFIG_FILE).write_text(config)
             self._controls_driver = True  # from here on, stop() stops what was launched
             if mode is RunMode.Detach:
-                self._detached = spawn_driver(store, self.id, port, self.host)
+                self._detached = spawn_driver(store, self.id, port, self.host, self._changes)
                 url = store.get_experiment(self.id).server_url or f"http://{self.host}:{port}"
                 self._served(url, urlsplit(url).port or port)
                 where = f"in the background (pid {self._detached.pid})"
             else:
                 progress = None if mode is RunMode.Foreground else False
-                self._thread = DriverThread(self.id, self.storage, progress)
+                self._thread = DriverThread(self.id, self.storage, progress, self._changes)
                 self._thread.start(store)
                 where = "here"
         except BaseException:  # Ctrl-C while the driver starts: stop() stops it
@@ -454,14 +457,37 @@ class Experiment:
 
         ``Experiment(None, id=ID).resume(port)``; ``Experiment.resume(ID, port)`` works too.
 
+        Given a config (``Experiment(config, id=ID)``, or ``run_or_resume``), it is compared
+        with the stored experiment, as NNI does: a new ``max_trial_number``,
+        ``max_experiment_duration`` or ``trial_concurrency`` applies (and is recorded in the
+        store); any other field that differs (search space, trial command, tuner, assessor,
+        ``optimize_mode``...) keeps its stored value, with a ``UserWarning`` naming it.
+
         Raises:
             ExperimentNotFound: the store has no experiment with this id.
             ExperimentBusy: a driver runs it now.
+            ConfigError: the config given is invalid (naming the field); nothing is written.
         """
         experiment = _as_experiment(self)
+        given = experiment.config is not None
         experiment._existing("resumed")
+        if given:
+            experiment._compare_config()
         experiment._resuming = True
         return experiment._run_impl(port, wait_completion)
+
+    def _compare_config(self) -> None:
+        """Take the budget and concurrency of ``config``; warn about the fields that differ
+        from the stored experiment's and cannot change."""
+        assert self.config is not None
+        record = self._open_store().get_experiment(self.id)
+        record.check_not_running()  # before any warning: it would not resume at all
+        compared = resume_changes(self.config, record)
+        for line in compared.kept:
+            warnings.warn(f"experiment {self.id}: {line}", UserWarning, stacklevel=3)
+        if compared.applied:
+            _say(f"experiment {self.id} resumes with {', '.join(compared.applied)}")
+        self._changes = compared.changes
 
     def view(self, port: int = 8080, non_blocking: bool = False) -> Experiment:
         """Serve the web portal of an experiment of the store (running or not) at ``port``.
