@@ -49,11 +49,21 @@ def check_legacy_run(summary: dict) -> None:
     assert summary["statuses"] == ["TERMINATED"] * 6
 
 
-DETERMINISTIC = {"sgd_asha", "trainable_hyperband"}
+def check_generator_run(summary: dict) -> None:
+    """Each yield is a result; the generator's return value is not (Ray ignores it)."""
+    assert summary["trials"] == 3
+    assert summary["best_config"] == {"rate": 2.0} and summary["best_metric"] == 6.0
+    assert summary["iterations"] == [3, 3, 3]
+    assert summary["scores"] == [[0.5, 1.0, 1.5], [1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]
+    assert summary["statuses"] == ["TERMINATED"] * 3
+
+
+DETERMINISTIC = {"sgd_asha", "trainable_hyperband", "generator_run"}
 CHECKS = {
     "sgd_asha": check_sgd_asha,
     "trainable_hyperband": check_trainable_hyperband,
     "legacy_run": check_legacy_run,
+    "generator_run": check_generator_run,
 }
 
 

@@ -123,13 +123,22 @@ class StatusReporter:
     previous report, or since the objective started) unless given; ``done=True`` ends the
     objective after reporting. In a trial told to stop, a call raises ``ReporterStopped``.
     ``logdir`` is the trial's folder (a string), or None without one.
+
+    Args:
+        ctx: The trial's context.
+        send: Where a call's result goes, as ``send(value, metrics)``; by default the trial's
+            own ``report``. ``hyperlab.compat.ray`` sends through its session, which adds
+            Ray's automatic metrics and checks the run's stop criteria.
     """
 
-    __slots__ = ("_ctx", "_last")
+    __slots__ = ("_ctx", "_last", "_send")
 
-    def __init__(self, ctx: TrialContext) -> None:
+    def __init__(
+        self, ctx: TrialContext, send: Callable[[Any, dict[str, Any]], object] | None = None
+    ) -> None:
         self._ctx = ctx
         self._last = time.monotonic()
+        self._send = send
 
     def __call__(self, value: Any = None, *, done: bool = False, **metrics: Any) -> None:
         now = time.monotonic()
@@ -139,7 +148,10 @@ class StatusReporter:
                 metrics[TIME_THIS_ITER_S] = now - self._last
             self._last = now
             try:
-                self._ctx.report(value, None, metrics)
+                if self._send is None:
+                    self._ctx.report(value, None, metrics)
+                else:
+                    self._send(value, metrics)
             except ReporterStopped:
                 raise
             except TrialStopped as exc:
@@ -182,13 +194,19 @@ def _arity(fn: Callable) -> int:
 
 
 def _positional_arity(fn: Callable) -> int:
-    """How many positional arguments ``fn`` takes, capped at 2 (0, params, reporter)."""
+    """How many positional arguments ``fn`` takes, capped at 2 (0, params, reporter).
+
+    A parameter named ``checkpoint_dir`` and those after it do not count: Ray's
+    ``f(config, checkpoint_dir=None)`` is a function of its config, not of a reporter.
+    """
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):  # some builtins have no signature: assume (params)
         return 1
     count = 0
     for p in sig.parameters.values():
+        if p.name == "checkpoint_dir":
+            break
         if p.kind is p.VAR_POSITIONAL:
             return 2 if count < 2 else count
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):

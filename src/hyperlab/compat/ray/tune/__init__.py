@@ -17,6 +17,9 @@ tuner = tune.Tuner(
 print(tuner.fit().get_best_result().config)
 ```
 
+Ray's older function API runs too: ``f(config, reporter)``, ``tune.track.log(**metrics)``,
+``f(config, checkpoint_dir=None)`` with ``tune.checkpoint_dir(step)``.
+
 A name of Ray Tune's with no hyperlab equivalent raises ``NotImplementedError`` saying what
 to use instead, as do arguments that cannot be honoured. Mapped, approximated and refused:
 ``docs/migrating.md``.
@@ -24,12 +27,21 @@ to use instead, as do arguments that cannot be honoured. Mapped, approximated an
 
 from typing import NoReturn as _NoReturn
 
-from hyperlab.compat.ray.tune import schedulers, search, stopper
+from hyperlab.compat.ray.tune import schedulers, search, stopper, track
 from hyperlab.compat.ray.tune._analysis import ExperimentAnalysis, run
 from hyperlab.compat.ray.tune._checkpoint import Checkpoint
 from hyperlab.compat.ray.tune._config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from hyperlab.compat.ray.tune._results import Result, ResultGrid, TuneError
-from hyperlab.compat.ray.tune._session import TuneContext, get_checkpoint, get_context, report
+from hyperlab.compat.ray.tune._session import (
+    TuneContext,
+    checkpoint_dir,
+    get_checkpoint,
+    get_context,
+    get_trial_dir,
+    get_trial_id,
+    get_trial_name,
+    report,
+)
 from hyperlab.compat.ray.tune._space import (
     choice,
     grid_search,
@@ -69,9 +81,13 @@ __all__ = [
     "TuneContext",
     "TuneError",
     "Tuner",
+    "checkpoint_dir",
     "choice",
     "get_checkpoint",
     "get_context",
+    "get_trial_dir",
+    "get_trial_id",
+    "get_trial_name",
     "grid_search",
     "lograndint",
     "loguniform",
@@ -88,6 +104,7 @@ __all__ = [
     "schedulers",
     "search",
     "stopper",
+    "track",
     "uniform",
     "with_parameters",
     "with_resources",
@@ -106,7 +123,6 @@ _REFUSED = {
     "register_env": "RLlib environments are not mapped",
     "create_scheduler": "build the scheduler: tune.schedulers.ASHAScheduler(...)",
     "create_searcher": "build the searcher: tune.search.optuna.OptunaSearch(...)",
-    "checkpoint_dir": "report checkpoints with tune.report(metrics, checkpoint=...)",
 }
 
 

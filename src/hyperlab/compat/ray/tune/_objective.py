@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from hyperlab.compat.ray.tune._function import run_function
 from hyperlab.compat.ray.tune._session import CriteriaMet, Session, StopRule
 from hyperlab.compat.ray.tune._space import Template
 from hyperlab.compat.ray.tune._trainable import Trainable, run_class
@@ -24,9 +25,10 @@ def trainable_name(trainable: Any) -> str:
 
 @dataclass
 class TrialObjective:
-    """Runs a trainable (a function ``f(config)`` or a ``Trainable`` class) as a hyperlab
-    trial: builds Ray's config from the trial's parameters, runs it in a ``Session`` that maps
-    Ray's trial-side calls onto hyperlab's, and ends the trial with its last report.
+    """Runs a trainable (a function in one of Ray's forms, see ``_function``, or a
+    ``Trainable`` class) as a hyperlab trial: builds Ray's config from the trial's parameters,
+    runs it in a ``Session`` that maps Ray's trial-side calls onto hyperlab's, and ends the
+    trial with its last report.
 
     It presents itself as the trainable (``__module__``, ``__qualname__``), so the experiment
     records the user's code: the folder ``hyperlab.resume`` imports it from, its git state.
@@ -82,10 +84,7 @@ class TrialObjective:
                 reuse=self.reuse,
             )
             return
-        session.restore()
-        returned = trainable(session.config)
-        if isinstance(returned, Mapping):  # Ray takes a returned dict as the last result
-            session.log(returned)
+        run_function(trainable, session)
 
     @contextlib.contextmanager
     def _in_folder(self, folder: str | None) -> Iterator[None]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperlab.compat.ray.tune._config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
+from hyperlab.compat.ray.tune._function import function_form
 from hyperlab.compat.ray.tune._objective import TrialObjective
 from hyperlab.compat.ray.tune._schedulers import FIFOScheduler, SchedulerPlan, TrialScheduler
 from hyperlab.compat.ray.tune._searchers import BasicVariantGenerator, Searcher, SearchPlan
@@ -204,6 +205,8 @@ def _trainable(trainable: Any) -> tuple[Any, Any]:
         )
     elif not callable(trainable):
         raise TypeError(f"trainable: expected a function or a Trainable class, got {trainable!r}")
+    else:
+        function_form(trainable)  # a signature Ray would not call is refused now
     return trainable, resources
 
 

@@ -6,14 +6,17 @@ Each report goes to ``hyperlab.report`` with the metrics Ray adds to every resul
 ``training_iteration - 1``, so schedulers on ``training_iteration`` judge hyperlab's default
 resource), ``time_this_iter_s`` and ``time_total_s`` (seconds since this run of the trial
 started: a paused or branched trial counts again from its restart). A checkpoint goes to
-``hyperlab.checkpoint``. When the run's ``stop`` criteria are met, ``report`` ends the trainable
-(the trial then succeeds with its last report as its result).
+``hyperlab.checkpoint``, as does the folder of Ray 1.x's ``tune.checkpoint_dir(step)``, after
+the next report. When the run's ``stop`` criteria are met, ``report`` ends the trainable (the
+trial then succeeds with its last report as its result).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -28,9 +31,13 @@ __all__ = [
     "CriteriaMet",
     "Session",
     "TuneContext",
+    "checkpoint_dir",
     "find_session",
     "get_checkpoint",
     "get_context",
+    "get_trial_dir",
+    "get_trial_id",
+    "get_trial_name",
     "report",
 ]
 
@@ -71,6 +78,7 @@ class Session:
         self.experiment_name = experiment_name
         self.stop = stop
         self.checkpoint: Checkpoint | None = None
+        self.pending: str | None = None
         self._start = self._last = time.monotonic()
 
     @property
@@ -100,7 +108,10 @@ class Session:
         result.setdefault("time_this_iter_s", now - self._last)
         result.setdefault("time_total_s", now - self._start)
         self._last = now
-        self.ctx.report(None, None, result)
+        try:
+            self.ctx.report(None, None, result)
+        finally:  # saved even when a scheduler pauses the trial at this report
+            self.save_pending()
         if self.stop is None:
             return False
         return self.stop(self.ctx.trial_id, {**result, "config": self.config})
@@ -111,6 +122,31 @@ class Session:
         self.checkpoint = (
             Checkpoint.from_dict(state) if isinstance(state, dict) else Checkpoint(saved / FILES)
         )
+
+    def make_folder(self, step: int) -> str:
+        """A new folder for ``tune.checkpoint_dir(step)``, inside the trial's folder; it
+        becomes a checkpoint after the next report (``save_pending``)."""
+        parent = self.ctx.trial_dir
+        if parent is not None:
+            os.makedirs(parent, exist_ok=True)
+        return tempfile.mkdtemp(prefix=f".checkpoint_dir-{step}-", dir=parent)
+
+    def set_pending(self, folder: str) -> None:
+        """Make ``folder`` the checkpoint to save after the next report (the one made before
+        it, not yet saved, is dropped: Ray keeps the newest)."""
+        if self.pending is not None and self.pending != folder:
+            shutil.rmtree(self.pending, ignore_errors=True)
+        self.pending = folder
+
+    def save_pending(self) -> None:
+        """Save the folder of the last ``tune.checkpoint_dir`` as a checkpoint, then delete it."""
+        folder, self.pending = self.pending, None
+        if folder is None:
+            return
+        try:
+            self.save(folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     @contextlib.contextmanager
     def active(self) -> Iterator[Session]:
@@ -175,6 +211,33 @@ def report(
         raise CriteriaMet
 
 
+@contextlib.contextmanager
+def checkpoint_dir(step: int) -> Iterator[str]:
+    """A new folder to write a checkpoint's files into (Ray 1.x): the files become the trial's
+    checkpoint with its next report (call it before ``tune.report``), or when the trainable
+    returns. A function ``f(config, checkpoint_dir=None)`` gets that folder back when its
+    trial continues (paused, re-run or branched).
+
+    Args:
+        step: The checkpoint's index (Ray names the folder by it).
+
+    Example:
+        >>> with tune.checkpoint_dir(step=epoch) as folder:
+        ...     torch.save(model.state_dict(), os.path.join(folder, "model.pt"))
+        >>> tune.report(loss=loss)
+    """
+    session = _session("checkpoint_dir")
+    if step is None:
+        raise ValueError("tune.checkpoint_dir(step): step must be given, got None")
+    folder = session.make_folder(step)
+    try:
+        yield folder
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    session.set_pending(folder)
+
+
 def get_checkpoint() -> Checkpoint | None:
     """The checkpoint the running trial continues from (a paused, re-run or branched trial's
     latest), updated by the checkpoints it reports; None for a fresh trial."""
@@ -184,6 +247,21 @@ def get_checkpoint() -> Checkpoint | None:
 def get_context() -> TuneContext:
     """The running trial's ``TuneContext``: its id, name, folder and experiment."""
     return TuneContext(_session("get_context"))
+
+
+def get_trial_id() -> str:
+    """Ray 1.x's ``tune.get_trial_id()``: ``get_context().get_trial_id()``."""
+    return get_context().get_trial_id()
+
+
+def get_trial_name() -> str:
+    """Ray 1.x's ``tune.get_trial_name()``: ``get_context().get_trial_name()``."""
+    return get_context().get_trial_name()
+
+
+def get_trial_dir() -> str:
+    """Ray 1.x's ``tune.get_trial_dir()``: ``get_context().get_trial_dir()``."""
+    return get_context().get_trial_dir()
 
 
 class TuneContext:

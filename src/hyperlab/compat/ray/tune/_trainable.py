@@ -32,6 +32,7 @@ __all__ = [
     "PlacementGroupFactory",
     "Resourced",
     "Trainable",
+    "WithParameters",
     "run_class",
     "with_parameters",
     "with_resources",
@@ -242,20 +243,27 @@ def with_parameters(trainable: Any, **kwargs: Any) -> Any:
         return type(parent.__name__, (parent,), {"setup": setup, "__module__": parent.__module__})
     if not callable(trainable):
         raise TypeError(f"with_parameters: expected a function or a Trainable, got {trainable!r}")
-    return _WithParameters(trainable, kwargs)
+    return WithParameters(trainable, kwargs)
 
 
 @dataclass(frozen=True)
-class _WithParameters:
+class WithParameters:
+    """A function given keyword arguments by ``with_parameters``; called in any of the
+    function forms (``(config, reporter)``, ``(config, checkpoint_dir=None)``) of the function
+    it wraps."""
+
     function: Callable[..., Any]
     kwargs: dict[str, Any]
 
-    def __call__(self, config: dict[str, Any]) -> Any:
-        return self.function(config, **self.kwargs)
+    def __call__(self, config: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        return self.function(config, *args, **kwargs, **self.kwargs)
 
     @property
     def __name__(self) -> str:
         return getattr(self.function, "__name__", type(self.function).__name__)
+
+
+_WithParameters = WithParameters  # its name before: experiments stored then unpickle still
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hyperlab.compat.ray.tune._config import RunConfig, TuneConfig
+from hyperlab.compat.ray.tune._function import function_form
 from hyperlab.compat.ray.tune._objective import TrialObjective
 from hyperlab.compat.ray.tune._plan import make_plan
 from hyperlab.compat.ray.tune._refuse import refuse
@@ -28,7 +29,8 @@ class Tuner:
     """Tune ``trainable`` over ``param_space`` (Ray's ``tune.Tuner``).
 
     Args:
-        trainable: A function ``f(config)`` that calls ``tune.report``, a ``tune.Trainable``
+        trainable: A function ``f(config)`` that calls ``tune.report`` (or Ray's older
+            ``f(config, reporter)``, ``f(config, checkpoint_dir=None)``), a ``tune.Trainable``
             subclass, or either wrapped by ``tune.with_parameters``/``tune.with_resources``.
         param_space: The config: search primitives, ``grid_search``, constants, nested.
         tune_config: What to search and how.
@@ -123,6 +125,9 @@ class Tuner:
                 "storage, progress and callbacks"
             )
         _find(_store(options), path)  # an unknown path fails now
+        function = trainable.trainable if isinstance(trainable, Resourced) else trainable
+        if callable(function) and not isinstance(function, type):
+            function_form(function)  # and a signature Ray would not call
         tuner = cls.__new__(cls)
         tuner._restored = (os.fspath(path), trainable, options)
         tuner._results = None
