@@ -155,6 +155,9 @@ class ResearchOptions(BaseModel):
     config_keys: list[str] = Field(default_factory=list)
     profile: bool = False
     domain: str = ""
+    project_dir: str | None = None
+    """The user's project: the folder of the script that built the research (else the working
+    directory then), whose git state its environment records."""
 
 
 def _duration_field(cls: type, value: Any, info: ValidationInfo) -> float | None:

@@ -287,8 +287,8 @@ def test_devices_of_thread_workers_are_the_devices_own_indices(tmp_path, monkeyp
         ),
         (
             lambda s: Research(domain={"x": [1, 2]}, storage=s).add_callable(abs),
-            {"workers": 2, "branches": 2, "devices": [0, 1]},
-            "devices: 2 devices",
+            {"workers": 2, "branches": 2, "devices": [0, "cpu"]},
+            "devices: expected GPU indices (0, '0') or names like 'cuda:0', got 'cpu'",
         ),
         (
             lambda s: Research(domain={"x": [1]}, storage=s).add_callable(abs),

@@ -82,7 +82,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     store = open_store(args)
     record = store.get_experiment(store.resolve(args.id))
     if record.options.research is not None:
-        return show_research(store, record)
+        return show_research(store, record, env=args.env)
     trials = store.get_trials(record.id, reports=False)
     options = record.options
     console = make_console()

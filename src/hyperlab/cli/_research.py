@@ -30,9 +30,12 @@ def _progress(planned: int | None, trials: Sequence[Any]) -> str:
     return f"{total} config x repetitions finished" + (f" ({kinds})" if kinds else "")
 
 
-def show_research(store: Store, record: ExperimentRecord) -> int:
-    """Print a research: its units, iterations, spread, domain, progress, and the mean ± std
-    over repetitions of each variable at each trial's last iteration, per config."""
+def show_research(store: Store, record: ExperimentRecord, *, env: bool = False) -> int:
+    """Print a research: its units, iterations, spread, domain, progress, its environment
+    (a summary; with ``env`` all of it, git diff and packages included, at the end, as for
+    an experiment), and the mean ± std over repetitions of each variable at each trial's last
+    iteration, per config."""
+    from hyperlab.environment import describe_environment
     from hyperlab.experiment._failures import last_line
     from hyperlab.research._profile import summarize_profile
     from hyperlab.research._results import ResearchResults, research_options
@@ -69,8 +72,19 @@ def show_research(store: Store, record: ExperimentRecord) -> int:
         )
     if record.error:
         lines["error"] = last_line(record.error)
+    if research.project_dir is not None:
+        lines["project"] = research.project_dir
     for key, value in lines.items():
         console.print(f"  {key:<10} {value}", highlight=False, markup=False)
+    environment = (
+        ["not recorded (created by a hyperlab that did not record it)"]
+        if record.environment is None
+        else describe_environment(record.environment, full=env)
+    )
+    if not env:
+        console.print("  environment", highlight=False, markup=False)
+        for line in environment:
+            console.print(f"    {line}", highlight=False, markup=False)
     profile = summarize_profile(results.profile_rows())
     if profile:
         spent = ", ".join(
@@ -81,6 +95,8 @@ def show_research(store: Store, record: ExperimentRecord) -> int:
     if summary.names:
         console.print("\nmean ± std (repetitions) at each trial's last iteration:", markup=False)
         console.print(summary.text(), highlight=False, markup=False)
+    if env:  # plain lines: a long diff is neither styled nor wrapped
+        print("environment", *environment, sep="\n")
     return 0
 
 

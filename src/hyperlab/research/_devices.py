@@ -1,50 +1,56 @@
-"""How a research's devices are split over its workers and their branches (BatchFlow's
-``get_devices``, with a clear error where BatchFlow silently shares devices)."""
+"""How a research's devices are split over its workers and their branches, as BatchFlow's
+``Research.get_devices`` splits them: fewer devices than experiments at once are shared,
+more are handed out several per experiment (wrapping around when they do not divide)."""
 
 from __future__ import annotations
 
 import numbers
+import re
 from typing import Any
 
 from hyperlab.errors import ConfigError
 
-__all__ = ["split_devices"]
+__all__ = ["device_index", "split_devices"]
 
 Split = tuple[tuple[tuple[int, ...], ...], ...]
+
+_NAME = re.compile(r"(?:cuda|gpu)\s*:\s*(\d+)", re.IGNORECASE)
 
 
 def split_devices(devices: Any, workers: int, branches: int) -> Split | None:
     """For each worker, for each branch, its device indices.
 
     Args:
-        devices: None (no devices); an index (every branch of every worker shares it); a flat
-            list whose length is a multiple of ``workers * branches`` (each branch gets
-            ``len // (workers * branches)`` consecutive ones: worker 0's branches first); or
-            one list per worker of one index or list per branch.
+        devices: None (no devices); one device (every branch of every worker has it); a flat
+            list, spread over the ``workers * branches`` experiments that run at once as
+            BatchFlow does: fewer devices are shared (each repeated for consecutive
+            experiments, 2 devices for 2 workers x 2 branches give each worker one), more
+            are given several per experiment (the list wrapped around to a multiple of
+            ``workers * branches``); or one list per worker of one device or list per branch.
+            A device is an index (``1``, ``"1"``) or a name like ``"cuda:1"`` / ``"gpu:1"``.
+
+    Examples (3 workers x 2 branches), as BatchFlow's ``get_devices`` documents them::
+
+        1              -> [[(1,), (1,)], [(1,), (1,)], [(1,), (1,)]]
+        [1, 2]         -> [[(1,), (1,)], [(1,), (2,)], [(2,), (2,)]]
+        [1, 2, 3, 4, 5] -> [[(1,), (2,)], [(3,), (4,)], [(5,), (1,)]]
 
     Raises:
-        ConfigError: Fewer devices than ``workers * branches`` need, a count that does not
-            split evenly, a nested list of the wrong shape, or an index that is not an int >= 0.
+        ConfigError: An empty list, a nested list of the wrong shape, or a device that is
+            neither an index >= 0 nor a ``"cuda:N"`` name (``"cpu"``: leave devices None).
     """
     if devices is None:
         return None
     total = workers * branches
-    if _index(devices):
-        one = (_check(devices),)
-        return tuple(tuple(one for _ in range(branches)) for _ in range(workers))
+    if _is_device(devices):
+        devices = [devices]
     if not isinstance(devices, (list, tuple)) or not devices:
         raise ConfigError(
-            "devices: expected an index, a list of indices, or one list per worker, got "
-            f"{devices!r}"
+            "devices: expected a device (0, '0', 'cuda:0'), a list of them, or one list per "
+            f"worker of one entry per branch, got {devices!r}"
         )
-    if all(_index(d) for d in devices):
-        flat = [_check(d) for d in devices]
-        if len(flat) < total or len(flat) % total:
-            raise ConfigError(
-                f"devices: {len(flat)} devices {flat} for workers x branches = {workers} x "
-                f"{branches} = {total} experiments at once; give at least {total}, a multiple "
-                f"of {total}"
-            )
+    if all(_is_device(d) for d in devices):
+        flat = _spread([device_index(d) for d in devices], total)
         per = len(flat) // total
         return tuple(
             tuple(
@@ -61,18 +67,45 @@ def split_devices(devices: Any, workers: int, branches: int) -> Split | None:
             f"branch ({branches}), got {devices!r}"
         )
     return tuple(
-        tuple((_check(b),) if _index(b) else tuple(_check(d) for d in b) for b in worker)
+        tuple(
+            (device_index(b),) if _is_device(b) else tuple(device_index(d) for d in b)
+            for b in worker
+        )
         for worker in devices
     )
 
 
-def _index(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().isdigit()
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+def _spread(flat: list[int], total: int) -> list[int]:
+    """``flat`` made ``total`` long or a multiple of it, BatchFlow's way: each device repeated
+    ``total // len`` times in a row and the first ones once more; or, when there are more, the
+    first ones appended again up to the next multiple."""
+    if total > len(flat):
+        repeated = [d for d in flat for _ in range(total // len(flat))]
+        return repeated + flat[: total % len(flat)]
+    return flat + flat[: -len(flat) % total]
 
 
-def _check(value: Any) -> int:
-    if not _index(value) or int(value) < 0:
-        raise ConfigError(f"devices: expected device indices (ints >= 0), got {value!r}")
-    return int(value)
+def device_index(device: Any) -> int:
+    """The GPU index a device stands for: ``1``, ``"1"``, ``"cuda:1"`` and ``"gpu:1"`` are 1.
+
+    Raises:
+        ConfigError: Anything else (a negative index, ``"cpu"``, ``"cuda"`` without an index).
+    """
+    if isinstance(device, numbers.Integral) and not isinstance(device, bool) and int(device) >= 0:
+        return int(device)
+    if isinstance(device, str):
+        text = device.strip()
+        if text.isdigit():
+            return int(text)
+        match = _NAME.fullmatch(text)
+        if match:
+            return int(match.group(1))
+    raise ConfigError(
+        "devices: expected GPU indices (0, '0') or names like 'cuda:0', got "
+        f"{device!r}; leave devices=None to run without GPUs"
+    )
+
+
+def _is_device(value: Any) -> bool:
+    """A single device (not a list): an int or a string; ``device_index`` checks it."""
+    return isinstance(value, (str, numbers.Integral))

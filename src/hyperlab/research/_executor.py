@@ -88,10 +88,10 @@ class ResearchExecutor(Executor):
 
     ``plan.executor`` says where workers run: ``"processes"`` (each worker a fresh
     interpreter, started with ``CUDA_VISIBLE_DEVICES`` set to its devices, killed with the
-    driver), ``"threads"``, or ``"inprocess"`` (one worker, in the driver's thread: for
-    debugging). A group's experiments run in lockstep; each ends with its own event. A
-    stopped experiment ends at its next iteration; a worker whose every experiment was asked
-    to stop and has not ended after ``stop_grace`` is killed (processes).
+    driver), ``"threads"``, or ``"inprocess"`` (the workers take turns in the driver's thread,
+    one group at a time: for debugging). A group's experiments run in lockstep; each ends
+    with its own event. A stopped experiment ends at its next iteration; a worker whose every
+    experiment was asked to stop and has not ended after ``stop_grace`` is killed (processes).
     """
 
     name = "research"
@@ -106,6 +106,7 @@ class ResearchExecutor(Executor):
         self._workers: dict[int, Any] = {}
         self._events: queue.SimpleQueue[tuple] = queue.SimpleQueue()
         self._inline: GroupWorker | None = None
+        self._turn = 0  # the worker whose turn it is to run the next group in this thread
 
     def open(self, listener: Any) -> None:
         super().open(listener)
@@ -189,9 +190,10 @@ class ResearchExecutor(Executor):
                 time.sleep(timeout)
             return
         specs = self._group()
+        worker, self._turn = self._turn, (self._turn + 1) % self.plan.workers
         self._inline = GroupWorker(self.plan, self._handle, self.max_log_bytes)
-        try:
-            self._inline.run(0, specs)
+        try:  # workers take turns, one group at a time (BatchFlow's parallel=False)
+            self._inline.run(worker, specs)
         finally:
             self._inline = None
 

@@ -15,21 +15,22 @@ research.results.aggregate("accuracy")                  # mean, std, count per c
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from hyperlab.errors import ConfigError
+from hyperlab.errors import ConfigError, TrialError
 from hyperlab.research._devices import split_devices
 from hyperlab.research._domain import Domain
+from hyperlab.research._project import project_dir
+from hyperlab.research._run_options import extra_keys, resolve_run
 from hyperlab.research._runner import Plan
 from hyperlab.research._space import domain_space, value_table
 from hyperlab.research._tuner import DomainTuner
 from hyperlab.research._units import Unit, When, check_units, parse_save_to, unit_name
 
 __all__ = ["Research"]
-
-EXECUTORS = ("processes", "threads", "inprocess")
 
 
 class Research:
@@ -50,6 +51,10 @@ class Research:
             config in listings, and ``update_domain``'s results); optional.
         storage: The store (default: ``$HYPERLAB_HOME/hyperlab.db``).
         working_dir: Folder for its files (default: the hyperlab home).
+
+    Its project (``project_dir``) is the folder of the script that builds it, else the working
+    directory: the git state (commit, branch, uncommitted diff) recorded with the research is
+    that folder's repository's (``hyperlab show ID --env``).
     """
 
     def __init__(
@@ -87,8 +92,9 @@ class Research:
         self.mode = mode
         self.storage = storage
         self.working_dir = working_dir
+        self.project_dir = project_dir()
         self.units: list[Unit] = []
-        self._update: tuple[Callable[..., Any], int, dict[str, Any]] | None = None
+        self._update: tuple[Callable[..., Any], When, dict[str, Any]] | None = None
         self._experiment: Any = None
 
     # ---- describing the experiment --------------------------------------------------------
@@ -178,9 +184,12 @@ class Research:
         self.units.append(unit)
         return self
 
-    def update_domain(self, function: Callable[..., Any], when: int = 1, **kwargs: Any) -> Research:
-        """Every ``when`` finished experiments (configs x repetitions), call
-        ``function(results, **kwargs)`` with the finished ones so far (a pandas DataFrame: one
+    def update_domain(self, function: Callable[..., Any], when: Any = 1, **kwargs: Any) -> Research:
+        """Call ``function(results, **kwargs)`` when ``when`` is due, counting finished
+        experiments (configs x repetitions) as BatchFlow's ``when`` counts iterations: ``N`` or
+        ``"%N"`` (every N-th finished), ``"#k"`` (once, at the k-th finished, 0-based),
+        ``"last"`` (when every config of the current domain was proposed and has finished), or
+        a list of those. ``results`` holds the finished ones so far (a pandas DataFrame: one
         row per experiment, with its config aliases, ``repetition``, ``status`` and the last
         value of each saved variable); the domain it returns is proposed from then on (None
         keeps the current one). The research ends when the last domain is exhausted (or
@@ -188,12 +197,14 @@ class Research:
         self._check_not_started()
         if not callable(function):
             raise ConfigError(f"update_domain: expected a function, got {function!r}")
-        if isinstance(when, bool) or not isinstance(when, int) or when < 1:
+        iteration = sorted(set(kwargs) & {"n_items", "n_reps", "repeat_each"})
+        if iteration:
             raise ConfigError(
-                f"when: expected a number of finished experiments >= 1 for update_domain, "
-                f"got {when!r}"
+                f"update_domain: {iteration[0]}= (BatchFlow's iteration setting for the new "
+                "domain) is not supported: the research's n_configs, n_reps and repeat_each "
+                "apply to every domain; set them in Research(...)"
             )
-        self._update = (function, when, kwargs)
+        self._update = (function, When.parse(when, "update_domain"), kwargs)
         return self
 
     # ---- running --------------------------------------------------------------------------
@@ -202,10 +213,14 @@ class Research:
         self,
         n_iters: int | None = None,
         *,
-        workers: int = 1,
-        branches: int = 1,
+        name: str | None = None,
+        workers: int | Sequence[Mapping[str, Any]] = 1,
+        branches: int | Sequence[Mapping[str, Any]] = 1,
         devices: Any = None,
         executor: Literal["processes", "threads", "inprocess"] | None = None,
+        parallel: bool | None = None,
+        executor_target: str = "for",
+        dump_results: bool = True,
         detach: bool = False,
         debug: bool = False,
         finalize: bool = True,
@@ -215,24 +230,42 @@ class Research:
         n_gpu_checks: int = 3,
         gpu_check_delay: float = 5.0,
         echo_output: bool = False,
+        redirect_stdout: bool | int = True,
+        redirect_stderr: bool | int = True,
+        bar: bool | None = None,
         progress: bool | float | None = None,
+        git_meta: bool = False,
+        env_meta: bool = False,
+        create_id_prefix: bool | int = False,
         port: int | None = None,
     ) -> Research:
         """Run every config x repetition, ``n_iters`` iterations each; return ``self``.
 
+        BatchFlow's options are taken by their names; docs/research.md maps each.
+
         Args:
             n_iters: Iterations per experiment; None runs until a generator unit is exhausted
                 (1 when every unit is a callable).
-            workers: Workers running experiments at once (processes by default).
-            branches: Experiments per worker, run in lockstep, sharing their root units.
-            devices: Device indices split over workers x branches (each gets its share, set
-                in ``CUDA_VISIBLE_DEVICES`` of its worker): an index, a list (at least
-                ``workers * branches`` of them, a multiple), or one list per worker of one
-                list per branch.
+            name: A new name for the research (BatchFlow's ``run(name=...)``).
+            workers: Workers running experiments at once (processes by default), or one config
+                (a dict) per worker, added to the config of every experiment it runs.
+            branches: Experiments per worker, run in lockstep, sharing their root units; or
+                one config per branch, added to the config of that branch's experiment.
+            devices: GPUs split over workers x branches as BatchFlow splits them (indices,
+                ``"1"`` or ``"cuda:1"``; fewer than ``workers * branches`` are shared, more
+                are given several per experiment), or one list per worker of one entry per
+                branch. A worker's process sees its devices (``CUDA_VISIBLE_DEVICES``); each
+                experiment's ``devices`` are indices into them.
             executor: ``"processes"`` (default), ``"threads"``, or ``"inprocess"`` (the
-                default with ``debug``).
+                workers take turns in this thread; the default with ``debug``).
+            parallel: BatchFlow's: True runs workers in processes, False everything in this
+                process (``executor="inprocess"``).
+            executor_target: How a worker's branches run each iteration: ``"for"`` (in turn,
+                the default) or ``"threads"`` (at once).
+            dump_results: False keeps the research in memory only (its store is
+                ``":memory:"``; nothing is written to disk).
             detach: Return at once; the research runs in the background (``wait()``,
-                ``stop()``; results are readable meanwhile). A script that ends waits for it.
+                ``terminate()``; results are readable meanwhile). A script that ends waits.
             debug: Run in this thread and re-raise a unit's exception at once.
             finalize: After a unit fails, still run its experiment's ``"last"`` units.
             seed: Root of every random stream (configs sampled, each experiment's seed).
@@ -242,7 +275,16 @@ class Research:
                 times, this many seconds apart (the wait is shown); None checks nothing.
             echo_output: Also show the experiments' output here (it always goes to each
                 experiment's ``stdout.log`` / ``stderr.log``).
-            progress: As for ``hyperlab.run``.
+            redirect_stdout / redirect_stderr: BatchFlow's: 0 or False also shows the output
+                here (as ``echo_output``), True or 2 keeps it in each experiment's logs only;
+                1 and 3 (one common file) are refused.
+            bar / progress: The progress line (``bar`` is BatchFlow's name; as
+                ``hyperlab.run``'s ``progress``).
+            git_meta / env_meta: Accepted: the git state of the research's project (the
+                folder of the script that built it) and the packages are always recorded
+                (``hyperlab show ID --env``).
+            create_id_prefix: Refused when set: experiments are numbered in the domain's
+                order (``trial``).
             port: Serve the dashboard and REST API while it runs.
 
         Raises:
@@ -253,27 +295,36 @@ class Research:
         from hyperlab.experiment import Experiment
 
         self._check_not_started()
+        if isinstance(n_iters, str):
+            raise ConfigError(
+                f"n_iters: expected an integer >= 1 or None, got {n_iters!r}; BatchFlow's "
+                "run(name, ...) takes the name first: give it as run(name=...)"
+            )
         if n_iters is not None and (
             isinstance(n_iters, bool) or not isinstance(n_iters, int) or n_iters < 1
         ):
             raise ConfigError(f"n_iters: expected an integer >= 1 or None, got {n_iters!r}")
-        for field, value in (("workers", workers), ("branches", branches)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{field}: expected an integer >= 1, got {value!r}")
-        if executor is None:
-            executor = "inprocess" if debug else "processes"
-        if executor not in EXECUTORS:
-            raise ConfigError(f"executor: expected one of {list(EXECUTORS)}, got {executor!r}")
-        if debug and (executor != "inprocess" or workers != 1):
-            raise ConfigError(
-                f"debug: re-raising at once needs executor='inprocess' and workers=1, got "
-                f"executor={executor!r}, workers={workers!r}"
-            )
-        if executor == "inprocess" and workers != 1:
-            raise ConfigError(
-                "workers: executor='inprocess' runs one worker (this thread), got "
-                f"workers={workers!r}"
-            )
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ConfigError(f"name: expected a non-empty string, got {name!r}")
+        settings = resolve_run(
+            workers=workers,
+            branches=branches,
+            executor=executor,
+            parallel=parallel,
+            executor_target=executor_target,
+            debug=debug,
+            dump_results=dump_results,
+            storage=self.storage,
+            bar=bar,
+            progress=progress,
+            git_meta=git_meta,
+            env_meta=env_meta,
+            redirect_stdout=redirect_stdout,
+            redirect_stderr=redirect_stderr,
+            create_id_prefix=create_id_prefix,
+            echo_output=echo_output,
+        )
+        n_workers, n_branches = settings.workers, settings.branches
         memory_check = _memory_check(memory_ratio, n_gpu_checks, gpu_check_delay)
         if self.domain.is_empty:
             raise ConfigError(
@@ -285,7 +336,19 @@ class Research:
                 "configs to take: Research(..., n_configs=N)"
             )
         keys = list(self.domain.keys())
-        check_units(self.units, keys)
+        for configs, field in (
+            (settings.worker_configs, "workers"),
+            (settings.branch_configs, "branches"),
+        ):
+            clash = sorted({k for c in configs for k in c} & set(keys))
+            if clash:
+                raise ConfigError(
+                    f"{field}: key {clash[0]!r} is a key of the domain too, so the domain's value "
+                    "would be silently overridden; rename it, or put it in the domain only"
+                )
+        check_units(
+            self.units, keys + sorted(extra_keys(settings.worker_configs, settings.branch_configs))
+        )
         if self.metric is not None:
             saved = {v for u in self.units for v in u.save_to}
             if self.metric not in saved:
@@ -295,19 +358,24 @@ class Research:
                 )
         if n_iters is None and all(u.kind != "generator" for u in self.units):
             n_iters = 1
-        split = split_devices(devices, workers, branches)
+        split = split_devices(devices, n_workers, n_branches)
+        if name is not None:
+            self.name = name
         plan = Plan(
             tuple(self.units),
             n_iters,
             value_table(self.domain),
             finalize=finalize,
             profile=profile,
-            workers=workers,
-            branches=branches,
+            workers=n_workers,
+            branches=n_branches,
             devices=split,
-            executor=executor,
+            executor=settings.executor,
             memory_check=memory_check,
-            echo=echo_output,
+            echo=settings.echo,
+            worker_configs=settings.worker_configs,
+            branch_configs=settings.branch_configs,
+            target=settings.target,
         )
         space = domain_space(self.domain, self.n_reps)
         tuner = DomainTuner(
@@ -326,13 +394,14 @@ class Research:
             "n_configs": self.n_configs,
             "n_reps": self.n_reps,
             "repeat_each": self.repeat_each,
-            "workers": workers,
-            "branches": branches,
+            "workers": n_workers,
+            "branches": n_branches,
             "units": [u.name for u in self.units],
             "variables": [v for u in self.units for v in u.save_to],
             "config_keys": keys,
             "profile": profile,
             "domain": self.domain.describe(),
+            "project_dir": self.project_dir,
         }
         objective: Any = plan  # what the research executor runs (not a function)
         self._experiment = Experiment(
@@ -342,14 +411,15 @@ class Research:
             mode=self.mode,
             tuner=tuner,
             executor="research",
-            concurrency=workers * branches,
+            # inprocess: one group at a time, whatever the number of workers taking turns
+            concurrency=n_branches * (1 if settings.executor == "inprocess" else n_workers),
             continue_on_failure=not debug,
             fail_fast=False,
-            storage=self.storage,
+            storage=":memory:" if settings.in_memory else self.storage,
             seed=tuner.seed,
             name=self.name,
             working_dir=self.working_dir,
-            progress=progress,
+            progress=settings.progress,
             research=options,
         )
         if detach:
@@ -399,6 +469,35 @@ class Research:
         """Stop a running research: running experiments end and run again on resume."""
         self._started().stop()
 
+    def terminate(
+        self, kill_processes: bool = False, force: bool = False, wait: bool = True
+    ) -> None:
+        """BatchFlow's ``terminate``: stop the research if it runs (as ``stop``) and, with
+        ``wait``, wait until it has stopped; nothing when it was not run or has ended.
+
+        It never asks for confirmation (``force`` is accepted for that reason), and its
+        worker processes always end with it (``kill_processes`` is accepted too); the
+        interrupted experiments run again on ``hyperlab.resume``.
+        """
+        for field, value in (("kill_processes", kill_processes), ("force", force), ("wait", wait)):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{field}: expected True or False, got {value!r}")
+        experiment = self._experiment
+        if experiment is None or experiment.status.is_finished():
+            return
+        experiment.stop()
+        if wait and experiment.running:  # a detached run: its thread ends once stopped
+            with contextlib.suppress(TrialError):  # nothing succeeded before the stop
+                experiment.wait()
+
+    @property
+    def is_finished(self) -> bool:
+        """Whether every config x repetition has run (its status is DONE): False before
+        ``run``, while it runs, and after it was stopped or ended in error."""
+        from hyperlab.trial import ExperimentStatus
+
+        return self._experiment is not None and self._experiment.status is ExperimentStatus.DONE
+
     def _started(self) -> Any:
         if self._experiment is None:
             raise ConfigError(f"research {self.name!r} has not been run yet: call run() first")
@@ -412,11 +511,22 @@ class Research:
         return load_research(name, storage)
 
     @staticmethod
-    def remove(name: str, storage: str | os.PathLike | None = None, *, ask: bool = True) -> None:
-        """Delete a stored research (by name or id): its rows and its folder."""
+    def remove(
+        name: str,
+        storage: str | os.PathLike | None = None,
+        *,
+        ask: bool = True,
+        force: bool = False,
+    ) -> bool:
+        """Delete a stored research (by name or id): its rows and its folder; whether it was.
+
+        As BatchFlow's: ``ask`` asks on the terminal first, a research that does not exist
+        only warns (so a script may clear its previous run first), and ``force`` deletes the
+        experiment even if it is not a research. A running one is never deleted.
+        """
         from hyperlab.research._stored import remove_research
 
-        remove_research(name, storage, ask=ask)
+        return remove_research(name, storage, ask=ask, force=force)
 
     def __repr__(self) -> str:
         units = ", ".join(u.name for u in self.units)

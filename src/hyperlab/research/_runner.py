@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +50,12 @@ class Plan:
         executor: ``"processes"``, ``"threads"`` or ``"inprocess"``.
         memory_check: Free-memory requirement checked before a worker starts on its devices.
         echo: Also show the experiments' output on the driver's streams.
+        worker_configs / branch_configs: Config values added to every experiment a worker
+            runs (one dict per worker), and to the experiment of each branch (one per branch);
+            empty when none were given (BatchFlow's ``workers=[Config...]``).
+        target: How a group's branches run each iteration: ``"for"`` (one after another) or
+            ``"threads"`` (at once, one thread each; their events still leave from the
+            group's thread).
     """
 
     units: tuple[Unit, ...]
@@ -61,6 +69,9 @@ class Plan:
     executor: str = "processes"
     memory_check: Any = None
     echo: bool = False
+    worker_configs: tuple[dict[str, Any], ...] = ()
+    branch_configs: tuple[dict[str, Any], ...] = ()
+    target: str = "for"
 
     def config(self, params: dict[str, Any]) -> dict[str, Any]:
         """The actual config of a trial's stored params (aliases; ``repetition`` left out)."""
@@ -156,10 +167,8 @@ class _Group:
             ending = self._iterate_root(iteration, last, live)
             if ending == "failed":
                 return
-            for state in list(live):
-                ended = self._iterate_branch(state, iteration, last or ending == "exhausted")
-                if ended:
-                    live.remove(state)
+            for state in self._iterate_branches(live, iteration, last or ending == "exhausted"):
+                live.remove(state)
             if ending == "exhausted":
                 break
             iteration += 1
@@ -192,6 +201,28 @@ class _Group:
             self._fail_all(live, failure, iteration)
             return "failed"
         return None
+
+    def _iterate_branches(self, live: list[_State], iteration: int, last: bool) -> list[_State]:
+        """Run one iteration of each live experiment; the ones that ended. With the
+        ``"threads"`` target they run at once, and what they send is passed on from this
+        thread (an executor hands events over from the thread it runs the group in)."""
+        if self.plan.target != "threads" or len(live) < 2:
+            return [s for s in list(live) if self._iterate_branch(s, iteration, last)]
+        outbox: queue.SimpleQueue[tuple] = queue.SimpleQueue()
+        send, self.send = self.send, outbox.put
+        try:
+            with ThreadPoolExecutor(len(live), thread_name_prefix="hyperlab-branch") as pool:
+                futures = [pool.submit(self._iterate_branch, s, iteration, last) for s in live]
+                while True:
+                    done = all(f.done() for f in futures)
+                    with contextlib.suppress(queue.Empty):
+                        while True:
+                            send(outbox.get(timeout=0 if done else 0.005))
+                    if done:
+                        break
+        finally:
+            self.send = send
+        return [s for s, f in zip(live, futures, strict=True) if f.result()]
 
     def _iterate_branch(self, state: _State, iteration: int, last: bool) -> bool:
         """Run one experiment's iteration; True when it ended (its end is sent)."""

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from typing import TYPE_CHECKING
 
 from hyperlab.config import ResearchOptions
+from hyperlab.errors import ExperimentNotFound
 from hyperlab.research._results import ResearchResults, research_options
 from hyperlab.store import ExperimentRecord, Store
 from hyperlab.trial import ExperimentStatus, Trial
@@ -102,6 +104,7 @@ def remove_research(
     storage: Store | str | os.PathLike[str] | None = None,
     *,
     ask: bool = True,
+    force: bool = False,
 ) -> bool:
     """Delete a research from the store: its trials and reports, and its folder.
 
@@ -110,18 +113,27 @@ def remove_research(
         storage: The store (anything ``Store.open`` takes, or an open ``Store``); default the
             home's.
         ask: Ask on the terminal first (``input``); anything but ``y`` or ``yes`` keeps it.
+        force: Delete the experiment even if it is not a research (BatchFlow's ``force``:
+            remove a folder that is not a research's).
 
     Returns:
-        Whether it was deleted.
+        Whether it was deleted; False with a warning when there is no such experiment
+        (BatchFlow warns too, so that a script can clear its previous run first).
 
     Raises:
-        ExperimentNotFound: no experiment with this id or name.
-        ConfigError: the experiment is not a research, or the name is ambiguous.
+        ConfigError: the experiment is not a research (without ``force``), or the name is
+            ambiguous.
         ExperimentBusy: a driver runs it now; stop it first.
     """
     store = _open(storage)
-    record = store.get_experiment(store.resolve(name_or_id))
-    research_options(record)  # ConfigError when it is not a research
+    try:
+        experiment_id = store.resolve(name_or_id)
+    except ExperimentNotFound as exc:
+        warnings.warn(f"Research.remove: nothing removed: {exc}", stacklevel=3)
+        return False
+    record = store.get_experiment(experiment_id)
+    if not force:
+        research_options(record)  # ConfigError when it is not a research
     record.check_not_running()
     if ask:
         answer = input(

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hyperlab.errors import ConfigError
+from hyperlab.research._units import When
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Trial, TrialStatus
 from hyperlab.tuners.base import Tuner
@@ -27,11 +28,14 @@ class DomainTuner(Tuner):
         space: What the experiment shows as its search space (the domain's options).
         domain: The ``hyperlab.Domain`` to draw configs from.
         n_configs / n_reps / repeat_each: As ``Domain.iterator`` takes them.
-        update: ``(function, every, kwargs)``: every ``every`` finished trials,
-            ``function(results, **kwargs)`` gets the finished trials so far (a pandas DataFrame,
-            one row per config x repetition: config aliases, ``repetition``, ``status`` and
-            the last value of each saved variable) and returns the next domain, or None to
-            keep the current one. The new domain's configs are proposed from then on.
+        update: ``(function, when, kwargs)``: when the ``When`` schedule is due, counting
+            finished trials (``N``: every N-th; ``"#k"``: the k-th, 0-based; ``"last"``: the
+            one that ends the current domain, every config of it proposed and finished),
+            ``function(results, **kwargs)`` gets the finished trials so far (a pandas
+            DataFrame, one row per config x repetition: config aliases, ``repetition``,
+            ``status`` and the last value of each saved variable) and returns the next domain,
+            or None to keep the current one. The new domain's configs are proposed from then
+            on.
         check: Called with each new domain before it is used (raises ``ConfigError``).
     """
 
@@ -43,7 +47,7 @@ class DomainTuner(Tuner):
         n_configs: int | None = None,
         n_reps: int = 1,
         repeat_each: int | None = None,
-        update: tuple[Callable[..., Any], int, dict[str, Any]] | None = None,
+        update: tuple[Callable[..., Any], When, dict[str, Any]] | None = None,
         check: Callable[[Any], None] | None = None,
         mode: str = "min",
         seed: int | None = None,
@@ -57,7 +61,9 @@ class DomainTuner(Tuner):
         self.check = check
         self.generation = 0
         self._items: Any = None  # the iterator, made at the first proposal (kept picklable)
+        self._next: dict[str, Any] | None = None  # drawn from _items ahead, not proposed yet
         self._seen: set[str] = set()
+        self._open: set[str] = set()  # proposed (or re-run) and not finished yet
         self._finished: list[Trial] = []
         self._waiting = False
 
@@ -81,17 +87,29 @@ class DomainTuner(Tuner):
         return self.budget() is not None or self.domain.size is not None
 
     def suggest(self, number: int) -> dict[str, Any] | None:
+        params = self._peek()
+        if params is None:
+            self._waiting = self.update is not None
+            return None
+        self._next = None
+        key = _key(params)
+        self._seen.add(key)
+        self._open.add(key)
+        self._waiting = False
+        return params
+
+    def _peek(self) -> dict[str, Any] | None:
+        """The next config x repetition not proposed yet (drawn ahead and kept), or None when
+        the current domain has no more."""
+        if self._next is not None:
+            return self._next
         if self._items is None:
             self._items = self._iterate()
         for item in self._items:
             params = {**item.alias, "repetition": item.repetition}
-            key = _key(params)
-            if key in self._seen:
-                continue
-            self._seen.add(key)
-            self._waiting = False
-            return params
-        self._waiting = self.update is not None
+            if _key(params) not in self._seen:
+                self._next = params
+                return params
         return None
 
     def waits(self) -> bool:
@@ -101,17 +119,27 @@ class DomainTuner(Tuner):
 
     def requeued(self, trial: Trial) -> None:
         """A trial that runs again with its stored params: never propose its config again."""
-        self._seen.add(_key(trial.params))
+        key = _key(trial.params)
+        self._seen.add(key)
+        self._open.add(key)
+        if self._next is not None and _key(self._next) == key:
+            self._next = None
 
     def observe(self, trial: Trial) -> None:
-        self._seen.add(_key(trial.params))
+        key = _key(trial.params)
+        self._seen.add(key)
+        if self._next is not None and _key(self._next) == key:
+            self._next = None
         if trial.status is TrialStatus.SYS_CANCELED:
             return
+        self._open.discard(key)
         self._finished.append(trial)
         if self.update is None:
             return
-        function, every, kwargs = self.update
-        if len(self._finished) % every:
+        function, when, kwargs = self.update
+        index = len(self._finished) - 1  # this finished trial's place, 0-based
+        ended = when.last and not self._open and self._peek() is None
+        if not when.due(index, last=ended):
             return
         try:
             domain = function(_results(self._finished), **kwargs)
@@ -128,6 +156,7 @@ class DomainTuner(Tuner):
         self.domain = domain
         self.generation += 1
         self._items = None
+        self._next = None
         self._waiting = False
 
 

@@ -41,9 +41,11 @@ class O:  # noqa: E742  (BatchFlow's name for a unit's output)
 
 @dataclass(frozen=True)
 class When:
-    """When a unit runs, as BatchFlow's ``when``: ``N`` (every N-th iteration: N-1, 2N-1, ...),
-    ``"#k"`` (at iteration k, 0-based), ``"last"`` (the last iteration: ``n_iters - 1``, or
-    when the experiment ends early), or a list of those."""
+    """When a unit runs, as BatchFlow's ``when``: ``N`` or ``"%N"`` (every N-th iteration:
+    N-1, 2N-1, ...; ``"%N"`` is BatchFlow's older spelling), ``"#k"`` (at iteration k,
+    0-based), ``"last"`` (the last iteration: ``n_iters - 1``, or when the experiment ends
+    early), or a list of those. ``update_domain`` reads the same forms, counting finished
+    experiments instead of iterations."""
 
     every: tuple[int, ...] = ()
     at: frozenset[int] = frozenset()
@@ -51,7 +53,8 @@ class When:
 
     @classmethod
     def parse(cls, when: Any, unit: str) -> When:
-        """The schedule ``when`` describes; ``ConfigError`` naming the unit and the value."""
+        """The schedule ``when`` describes; ``ConfigError`` naming ``unit`` (a unit's name, or
+        what the schedule is for, e.g. ``"update_domain"``) and the value."""
         items = list(when) if isinstance(when, (list, tuple)) else [when]
         every: list[int] = []
         at: set[int] = set()
@@ -63,6 +66,10 @@ class When:
                 last = True
             elif isinstance(item, str) and item.startswith("#") and item[1:].isdigit():
                 at.add(int(item[1:]))
+            elif isinstance(item, str) and item.startswith("%") and item[1:].isdigit():
+                if int(item[1:]) < 1:
+                    raise _bad_when(when, unit)
+                every.append(int(item[1:]))
             else:
                 raise _bad_when(when, unit)
         if not items:
@@ -84,9 +91,10 @@ class When:
 
 
 def _bad_when(when: Any, unit: str) -> ConfigError:
+    subject = unit if unit == "update_domain" else f"unit {unit!r}"
     return ConfigError(
-        f"when: expected a positive int (every N-th iteration), '#k' (at iteration k), "
-        f"'last', or a list of those for unit {unit!r}, got {when!r}"
+        f"when: expected a positive int or '%N' (every N-th), '#k' (at the k-th, 0-based), "
+        f"'last', or a list of those for {subject}, got {when!r}"
     )
 
 

@@ -37,7 +37,8 @@ Send = Callable[[tuple], None]
 def make_contexts(
     plan: Plan, worker: int, specs: list[TrialSpec], send: Send
 ) -> list[TrialContext]:
-    """One trial context per branch: its actual config (with ``repetition``) as params, and
+    """One trial context per branch: its actual config (with the worker's and the branch's
+    own configs, if any, and ``repetition``) as params, and
     its devices as its process sees them: indices into ``CUDA_VISIBLE_DEVICES`` in a worker
     process (set to the worker's devices), the devices' own indices on threads of the driver's
     process, which sees every device."""
@@ -50,6 +51,10 @@ def make_contexts(
             send(("report", number, time.time(), step, metrics))
 
         params = plan.config(spec.params)
+        if plan.worker_configs:  # BatchFlow's per-worker and per-branch configs, added last
+            params.update(plan.worker_configs[worker])
+        if plan.branch_configs:
+            params.update(plan.branch_configs[branch])
         params["repetition"] = spec.params.get("repetition", 0)
         devices: tuple[int, ...] = ()
         if plan.devices is not None:
