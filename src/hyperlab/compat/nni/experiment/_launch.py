@@ -88,9 +88,7 @@ class DriverThread:
         import hyperlab
 
         try:
-            hyperlab.resume(
-                self.experiment_id, storage=storage, progress=progress, **self._changes
-            )
+            hyperlab.resume(self.experiment_id, storage=storage, progress=progress, **self._changes)
         except BaseException as exc:  # the store says how it ended; this says why
             self.failure = exc
 
