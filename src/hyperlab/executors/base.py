@@ -345,6 +345,13 @@ class Executor(ABC):
         """
         return None
 
+    @property
+    def round_trips(self) -> bool:
+        """Whether its trials can wait for the driver's decision on each report (a
+        ``TrialSpec.round_trip``): it answers their requests (``answer``). An assessor needs
+        it, so that its decisions act at the report they were made on."""
+        return type(self).answer is not Executor.answer
+
     def answer(self, number: int, index: int, value: Any, error: str | None = None) -> None:
         """Answer trial ``number``'s request ``index`` (a ``Requested`` event): with
         ``value``, or with ``error``, which the trial's ``hyperlab.suggest`` raises as a

@@ -38,6 +38,7 @@ from hyperlab.experiment._fatal import failure_to_raise
 from hyperlab.experiment._ids import check_id, check_id_is_new
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._setup import (
+    check_round_trips,
     make_assessor,
     make_executor,
     objective_folder,
@@ -161,6 +162,7 @@ class Experiment:
         assessor_obj = make_assessor(options, tuner_obj, assessor)
         options = with_budget(options, tuner_obj)
         executor_obj = make_executor(options, objective)
+        check_round_trips(options, assessor_obj, executor_obj)
         store = Store.open(storage)
         if chosen_id is not None:
             check_id_is_new(store, chosen_id, storage)
@@ -276,6 +278,8 @@ class Experiment:
                 options.tuner, space, mode=options.mode, seed=record.seed, args=options.tuner_args
             )
         assessor = make_assessor(options, tuner, options.assessor)
+        executor = make_executor(options, objective)
+        check_round_trips(options, assessor, executor)
         self = cls.__new__(cls)
         self._setup(
             store,
@@ -283,7 +287,7 @@ class Experiment:
             with_budget(options, tuner),
             tuner,
             assessor,
-            make_executor(options, objective),
+            executor,
             store.get_trials(record.id, reports=assessor is not None),  # it replays them
             progress,
             storage,

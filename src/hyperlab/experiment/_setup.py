@@ -79,6 +79,27 @@ def make_assessor(
     return made
 
 
+def check_round_trips(
+    options: ExperimentOptions, assessor: Assessor | None, executor: Executor
+) -> None:
+    """Refuse an assessor on an executor whose trials cannot wait for its decisions.
+
+    Raises:
+        ConfigError: naming both: the assessor's decisions would reach such trials late, after
+            reports they were not made on, so the results would depend on speed.
+    """
+    if assessor is None or executor.round_trips:
+        return
+    name = options.assessor or options.tuner
+    raise ConfigError(
+        f"executor: the {name!r} assessor decides on each report, and trials of the "
+        f"{executor.name!r} executor cannot wait for its decision (the executor does not answer "
+        "requests: Executor.answer), so a stop or pause would act after later reports; run it "
+        "on inprocess, threads, processes, command or ray, or implement answer() in "
+        f"{type(executor).__name__}"
+    )
+
+
 def make_executor(options: ExperimentOptions, objective: Callable[..., Any]) -> Executor:
     """The executor the options name, for ``objective``.
 
