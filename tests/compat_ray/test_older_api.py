@@ -154,6 +154,28 @@ def test_a_checkpoint_dir_function_continues_from_its_latest_folder():
         assert not list(Path(result.path).glob(".checkpoint_dir-*"))
 
 
+def dict_checkpoints(config, checkpoint_dir=None):
+    """Saves dict checkpoints, which a function taking checkpoint_dir cannot continue from."""
+    with pytest.raises(ValueError, match="step must be given, got None"):
+        tune.checkpoint_dir(step=None).__enter__()
+    for i in range(9):
+        time.sleep(config["sleep"])
+        tune.report({"loss": config["lr"]}, checkpoint=tune.Checkpoint.from_dict({"i": i}))
+
+
+def test_a_checkpoint_dir_function_continuing_from_a_dict_checkpoint_fails_naming_it():
+    results = fit(
+        dict_checkpoints,
+        {"lr": tune.grid_search([0.1, 0.5, 0.6, 0.7, 0.8, 0.9]), "sleep": 0.05},
+        metric="loss",
+        mode="min",
+        scheduler=HyperBandScheduler(max_t=9, reduction_factor=3),
+    )
+    paused = [r for r in results if r.config["lr"] == 0.1]
+    assert paused[0].trial.status is TrialStatus.FAILED  # paused at its first rung, resumed
+    assert "continues from a dict checkpoint" in str(paused[0].error)
+
+
 def test_a_checkpoint_made_after_the_last_report_is_saved_when_the_function_returns():
     def saves_at_end(config, checkpoint_dir=None):
         tune.report(loss=1.0)
