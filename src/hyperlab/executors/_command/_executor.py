@@ -76,7 +76,10 @@ STDERR_FILE = "stderr.log"
 ATTEMPT_FILE = "attempt"
 STDERR_TAIL_LINES = 20
 TICK = 0.02
-"""Seconds between reads of the channels while ``poll`` waits (exits wake it at once)."""
+"""Longest pause between reads of the channels while ``poll`` waits (exits wake it at once)."""
+FIRST_TICK = 0.0005
+"""Pause after a channel said something: it doubles while they are quiet, up to ``TICK``. A
+trial waiting for an answer (a round-trip report) writes again at once, so it is read soon."""
 KILL_WAIT = 10.0
 """Seconds to wait for a SIGKILLed trial's processes to go before it is ended regardless."""
 
@@ -166,6 +169,7 @@ class CommandExecutor(Executor):
         self.objective: CommandTrial
         self._runs: dict[int, CommandRun] = {}
         self._pending: list[Started | Failed] = []  # started, or failed to: delivered by poll
+        self._tick = TICK  # the next pause of a waiting poll
         self._pythonpath: str | None = None
         self._links: str | None = None  # the folder of symlinks we made, removed by close
         self._echoes: dict[int, list[LogTail]] = {}  # with echo_output: each run's two logs
@@ -433,16 +437,20 @@ class CommandExecutor(Executor):
                 delivered += self._read_channel(run)
                 if self._check_end(run):
                     delivered += 1
+            if delivered:
+                self._tick = FIRST_TICK
             self._enforce_limits()
             self._cap_logs()
             remaining = end - time.monotonic()
             if delivered or remaining <= 0:
                 return
+            pause = min(remaining, self._tick)
+            self._tick = min(self._tick * 2, TICK)
             pidfds = [run.pidfd for run in self._runs.values() if run.pidfd is not None]
             if pidfds:
-                select.select(pidfds, [], [], min(remaining, TICK))
+                select.select(pidfds, [], [], pause)
             else:
-                time.sleep(min(remaining, TICK))
+                time.sleep(pause)
 
     def _deliver_pending(self) -> int:
         pending, self._pending = self._pending, []
@@ -465,6 +473,7 @@ class CommandExecutor(Executor):
                 request = parse_request(line)
                 if request is not None:
                     self.listener(Requested(run.spec.number, *request))
+                    delivered += 1
                 continue
             tag, when, step, metrics = message
             if tag == "final":
