@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import hyperlab
-from hyperlab.assessors import ASHA, assessor_names, create_assessor
+from hyperlab.assessors import ASHA, Assessor, Decision, assessor_names, create_assessor
 from hyperlab.errors import ConfigError
 
 
@@ -96,3 +96,21 @@ def test_asha_takes_mode_promotion_as_the_variant():
         args={"mode": "promotion", "max_resource": 9},
     )
     assert asha.variant == "promotion" and asha.mode.value == "max"
+
+
+class _GoOn(Assessor):
+    def on_report(self, trial, report, now):
+        return Decision.CONTINUE
+
+
+@pytest.mark.parametrize("given", [_GoOn(), 3, int])
+def test_an_assessor_that_is_no_name_nor_class_is_named_in_the_error(given):
+    with pytest.raises(ConfigError, match=r"^assessor: expected a registered name or an Assessor"):
+        hyperlab.run(
+            lambda params: params["x"],
+            {"x": hyperlab.uniform(0, 1)},
+            max_trials=1,
+            assessor=given,
+            storage=":memory:",
+            progress=False,
+        )

@@ -220,6 +220,13 @@ class Assessor(ABC):
         """The concurrency below which this assessor cannot work (PBT: its population)."""
         return 1
 
+    def admits_new_trial(self, number: int) -> bool:
+        """Whether the driver may create trial ``number`` from the tuner now (every trial
+        numbered below it exists); asked before each one, it changes nothing. A scheduler that
+        keeps a fixed population (synchronous PBT) says no while it is complete, so that the
+        slots its paused members free stay free. Resumed and branched trials run regardless."""
+        return True
+
     # ---- helpers for subclasses --------------------------------------------------------
 
     def value(self, report: Report) -> float:
@@ -311,9 +318,26 @@ def assessor_class(name: str) -> type[Assessor]:
 
 
 def assessor_name(assessor: str | type[Assessor]) -> str:
-    """What the options store for ``assessor=``: a name as given, else the class's path."""
+    """What the options store for ``assessor=``: a name as given, else the class's path.
+
+    Raises:
+        ConfigError: ``assessor`` is neither a name nor an ``Assessor`` subclass (an instance,
+            say: a resumed experiment builds its assessor anew from the class and its
+            ``assessor_args``).
+    """
     if isinstance(assessor, str):
         return assessor
+    if not isinstance(assessor, type) or not issubclass(assessor, Assessor):
+        hint = ""
+        if isinstance(assessor, Assessor):
+            hint = (
+                f"; pass the class, assessor={type(assessor).__name__}, and its arguments as "
+                "assessor_args (a resumed experiment builds its assessor anew from them)"
+            )
+        raise ConfigError(
+            "assessor: expected a registered name or an Assessor subclass, got "
+            f"{type(assessor).__name__} {assessor!r}"[:300] + hint
+        )
     return ASSESSORS.name_of(assessor) or class_path(assessor)
 
 
