@@ -4,8 +4,10 @@ A driver takes the lease with one atomic conditional write (compare-and-swap on 
 column: ``UPDATE ... WHERE lease_owner IS <the owner it read>``), renews it with each
 heartbeat, and every group commit checks it still holds it (fencing), so a driver that lost
 its lease (suspended past its expiry, its experiment deleted) can never write over the driver
-that took over. A lease may be taken over when it has expired, or at once when the driver
-that held it ran on this machine and its process is gone.
+that took over. That check is the group commit's write of the experiment time spent
+(``UPDATE ... SET elapsed WHERE lease_owner = <owner>``), so ``max_duration``'s count rides in
+every commit at no extra statement. A lease may be taken over when it has expired, or at once
+when the driver that held it ran on this machine and its process is gone.
 
 On PostgreSQL the owner row is read ``FOR UPDATE``, so racing takers queue on the row lock; on
 SQLite the transaction is ``BEGIN IMMEDIATE``, which serialises writers. The compare-and-swap
@@ -15,6 +17,7 @@ makes both safe even without the lock.
 from __future__ import annotations
 
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -25,7 +28,7 @@ from hyperlab.store._controls import ControlOutcome
 from hyperlab.store._records import process_gone
 from hyperlab.store._schema import controls, experiments
 
-__all__ = ["Lease", "acquire", "check", "release", "renew"]
+__all__ = ["Lease", "acquire", "check", "record", "release", "renew"]
 
 STALE_CONTROL = (
     "not applied: the driver it was sent to ended before it could (a new driver took over)"
@@ -113,6 +116,11 @@ def renew(conn: Connection, lease: Lease, *, now: float, ttl: float, elapsed: fl
     return result.rowcount == 1
 
 
+def record(conn: Connection, lease: Lease, *, elapsed: float) -> bool:
+    """Record the experiment time spent, and nothing else; False if the lease was lost."""
+    return _record(conn, lease.experiment_id, lease.owner, elapsed)
+
+
 def release(conn: Connection, lease: Lease, *, now: float, elapsed: float) -> None:
     """Give the lease up, recording the time spent (nothing if it was lost already)."""
     conn.execute(
@@ -122,21 +130,39 @@ def release(conn: Connection, lease: Lease, *, now: float, elapsed: float) -> No
     )
 
 
-def check(conn: Connection, held: dict[str, str]) -> list[str]:
+def check(
+    conn: Connection, held: dict[str, str], elapsed: Mapping[str, float] | None = None
+) -> list[str]:
     """The experiments of ``held`` (id -> owner) whose lease is no longer that owner's.
 
-    Run at the start of a group commit: on PostgreSQL it locks the rows, so no driver can take
-    a lease over between this check and the commit.
+    Run at the start of a group commit. For those in ``elapsed`` the check is the write of
+    the experiment time spent (one conditional ``UPDATE`` each); the others are read. Either
+    way, on PostgreSQL the rows stay locked, so no driver can take a lease over between this
+    check and the commit.
     """
-    if not held:
-        return []
-    query = select(experiments.c.id, experiments.c.lease_owner).where(
-        experiments.c.id.in_(sorted(held))
-    )
+    spent = elapsed or {}
+    lost = [
+        eid
+        for eid, owner in held.items()
+        if eid in spent and not _record(conn, eid, owner, spent[eid])
+    ]
+    others = sorted(eid for eid in held if eid not in spent)
+    if not others:
+        return lost
+    query = select(experiments.c.id, experiments.c.lease_owner).where(experiments.c.id.in_(others))
     if conn.dialect.name == "postgresql":
         query = query.with_for_update()
     owners = dict(conn.execute(query).all())
-    return [eid for eid, owner in held.items() if owners.get(eid) != owner]
+    return lost + [eid for eid in others if owners.get(eid) != held[eid]]
+
+
+def _record(conn: Connection, experiment_id: str, owner: str, elapsed: float) -> bool:
+    result = conn.execute(
+        experiments.update()
+        .where(experiments.c.id == experiment_id, experiments.c.lease_owner == owner)
+        .values(elapsed=elapsed)
+    )
+    return result.rowcount == 1
 
 
 def _busy(

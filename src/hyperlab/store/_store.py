@@ -37,6 +37,7 @@ from hyperlab.store._engine import WRITE, create_store_engine, describe_error
 from hyperlab.store._lease import Lease
 from hyperlab.store._lease import acquire as acquire_lease
 from hyperlab.store._lease import check as check_leases
+from hyperlab.store._lease import record as record_elapsed
 from hyperlab.store._lease import release as release_lease
 from hyperlab.store._lease import renew as renew_lease
 from hyperlab.store._paths import experiment_dir
@@ -115,6 +116,7 @@ class Store(ApiReads):
         self._buffer = WriteBuffer(engine.dialect, clock)
         self._closed = False
         self._leases: dict[str, str] = {}  # experiment id -> the owner id this store holds
+        self._spent: dict[str, Callable[[], float]] = {}  # id -> its experiment time, to flush
         self._path = target.path
         self._file = _file_id(target.path)
 
@@ -379,7 +381,10 @@ class Store(ApiReads):
         """Write every buffered row in one transaction; a no-op when nothing is pending.
 
         Before writing, it checks that the SQLite file is still the one it opened, and that
-        this store still holds the leases it took (``acquire_lease``).
+        this store still holds the leases it took (``acquire_lease``). For a lease taken with
+        ``elapsed=``, that check writes the experiment time spent (in the same transaction,
+        with no extra statement), and the flush is never a no-op: the driver's periodic group
+        commit keeps ``max_duration``'s count current to within one flush interval.
 
         Raises:
             LeaseLost: an experiment's lease is held by another driver now (or the experiment
@@ -388,17 +393,20 @@ class Store(ApiReads):
                 stay buffered for the next flush; or the SQLite file was deleted or replaced.
         """
         count = len(self._buffer)
-        if not count:
+        spent = dict(self._spent)
+        if not count and not spent:
             return
         self._check_file(count)
         with self._write(f"write {count} pending rows (kept for the next flush)") as conn:
-            lost = check_leases(conn, dict(self._leases))
+            elapsed = {experiment_id: clock() for experiment_id, clock in spent.items()}
+            lost = check_leases(conn, dict(self._leases), elapsed)
             if not lost:
                 self._buffer.write(conn)
         if lost:
             for experiment_id in lost:
                 self._buffer.drop(experiment_id)
-                del self._leases[experiment_id]
+                self._leases.pop(experiment_id, None)
+                self._spent.pop(experiment_id, None)
             raise LeaseLost(
                 f"experiment {', '.join(lost)}: this driver no longer holds its lease (another "
                 "driver took over after it expired, or the experiment was deleted); its last "
@@ -409,13 +417,24 @@ class Store(ApiReads):
     # ---- the driver's lease: committed at once --------------------------------------------
 
     def acquire_lease(
-        self, experiment_id: str, *, owner: str, pid: int | None = None, ttl: float = LEASE_TTL
+        self,
+        experiment_id: str,
+        *,
+        owner: str,
+        pid: int | None = None,
+        ttl: float = LEASE_TTL,
+        elapsed: Callable[[], float] | None = None,
     ) -> Lease:
         """Take the experiment's lease for the driver ``owner`` (this process by default).
 
         From now on every ``flush`` of this store checks the lease is still held before it
         writes the experiment's rows (fencing). Pending control requests sent to an earlier
         driver are answered as not applied.
+
+        Args:
+            elapsed: When given, the experiment time spent so far (seconds), called at each
+                flush, which records it (see ``flush``) until the lease is released or lost.
+                It is called in the flush's thread, inside its transaction: keep it cheap.
 
         Raises:
             ExperimentBusy: a live driver holds the lease (its message names the driver).
@@ -433,6 +452,8 @@ class Store(ApiReads):
                 ttl=ttl,
             )
         self._leases[experiment_id] = owner
+        if elapsed is not None:
+            self._spent[experiment_id] = elapsed
         return lease
 
     def renew_lease(self, lease: Lease, *, elapsed: float, ttl: float = LEASE_TTL) -> bool:
@@ -448,14 +469,34 @@ class Store(ApiReads):
         with self._write("renew the experiment's lease") as conn:
             kept = renew_lease(conn, lease, now=self._clock(), ttl=ttl, elapsed=elapsed)
         if not kept:
-            self._leases.pop(lease.experiment_id, None)
+            self._forget_lease(lease.experiment_id)
+        return kept
+
+    def record_elapsed(self, lease: Lease, *, elapsed: float) -> bool:
+        """Commit the experiment time spent so far now, in a transaction of its own.
+
+        For a watchdog while the driver's thread is busy (and does not flush); callable from
+        any thread. It changes nothing else (not the heartbeat nor the lease's expiry).
+
+        Returns:
+            False when the lease was lost (see ``renew_lease``).
+        """
+        self._check_file(0)
+        with self._write("record the experiment's time spent") as conn:
+            kept = record_elapsed(conn, lease, elapsed=elapsed)
+        if not kept:
+            self._forget_lease(lease.experiment_id)
         return kept
 
     def release_lease(self, lease: Lease, *, elapsed: float) -> None:
         """Give ``lease`` up, recording the experiment time spent; flush first."""
         with self._write("release the experiment's lease") as conn:
             release_lease(conn, lease, now=self._clock(), elapsed=elapsed)
-        self._leases.pop(lease.experiment_id, None)
+        self._forget_lease(lease.experiment_id)
+
+    def _forget_lease(self, experiment_id: str) -> None:
+        self._spent.pop(experiment_id, None)
+        self._leases.pop(experiment_id, None)
 
     # ---- reads ---------------------------------------------------------------------------
 
