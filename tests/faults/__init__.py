@@ -19,9 +19,11 @@ Invariants, by defect and module:
    (``list_experiments``); a stop request it never saw (sent while it was SIGSTOPped) is
    answered "not applied" and the resume ends DONE. ``hyperlab.load`` shows the lost driver
    too (``Result.driver_lost``, ``summary()``).
-4. ``max_duration`` restarted on every resume (``test_duration``). ``max_duration=8``, killed
-   after its first heartbeat (~5 s) and resumed: trials ran at most 8 + 1.5 s over both runs,
-   ``started_at`` is unchanged, the stored ``elapsed`` is in [8, 9.5], the experiment is DONE.
+4. ``max_duration`` restarted on every resume, or short of what the killed driver spent
+   (``test_duration``; SQLite file, PostgreSQL). ``max_duration=8``, SIGKILLed 3 s in (before
+   its first heartbeat) and resumed: the stored ``elapsed`` lost at most 1 s of the 3 s the
+   driver ran (it is written with every group commit), trials ran 8 - 2.5 to 8 + 1.5 s over
+   both runs, ``started_at`` is unchanged, the final ``elapsed`` is in [8, 9.5], DONE.
 5. Stopped trials were lost work (``test_stop_resume``). After ``Experiment.stop()``, a
    ``StopExperiment`` control, or Ctrl-C (SIGINT to a driver process), the interrupted trials
    are SYS_CANCELED; resume re-runs them with their params and ``attempt + 1``, and

@@ -336,10 +336,11 @@ class Driver:
             LeaseLost: another driver took the experiment over while this one ran (after
                 this one failed to renew its lease in time); this one wrote nothing more.
         """
-        lease = self.store.acquire_lease(self.id, owner=uuid.uuid4().hex)
+        # every group commit records the experiment time spent (max_duration's count)
+        lease = self.store.acquire_lease(self.id, owner=uuid.uuid4().hex, elapsed=self.elapsed)
         self._elapsed0 = lease.elapsed
         self._t0 = self._last_flush = self._last_control = self._last_beat = self.clock.monotonic()
-        self.keeper = LeaseKeeper(self.store, lease, self.elapsed)
+        self.keeper = LeaseKeeper(self.store, lease, self.elapsed, record_every=FLUSH_INTERVAL)
         fields: dict[str, object] = {  # a resume may change the budget
             "options": self.options,
             "server_url": self.server_url,
@@ -412,9 +413,10 @@ class Driver:
             )
         if self.environment is not None and self.environment.done:
             self._write_environment()
-        if tick - self._last_flush >= FLUSH_INTERVAL and self.store.pending:
+        if tick - self._last_flush >= FLUSH_INTERVAL:  # with nothing pending too: the time spent
             self._last_flush = tick
             self.store.flush()
+            self.keeper.recorded()
 
     def _write_environment(self, timeout: float | None = None) -> None:
         """Store the environment capture's result (waiting up to ``timeout`` seconds)."""

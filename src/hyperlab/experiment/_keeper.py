@@ -1,10 +1,13 @@
 """Keeping the driver's lease: heartbeats, and the experiment time they carry.
 
 The driver's loop renews the lease every ``HEARTBEAT_INTERVAL`` of its clock (so simulated
-time drives it in tests). A loop can be busy for long, though: an in-process trial runs inside
-it and may not report for minutes. So a watchdog thread renews the lease too, whenever the
-loop has not for a heartbeat interval of real time. Each renewal records the experiment time
-spent so far, so a crash loses at most one interval of ``max_duration``'s count.
+time drives it in tests), and its group commit (every flush interval) records the experiment
+time spent, in the commit's own transaction (``Store.acquire_lease(elapsed=...)``). A loop can
+be busy for long, though: an in-process trial runs inside it and may not report for minutes,
+a tuner may think for seconds. So a watchdog thread steps in whenever the loop has not
+recorded the time spent for two flush intervals of real time: it records it alone (a small
+transaction of its own), and renews the lease when the loop has not for a heartbeat interval.
+A crash therefore loses at most about one flush interval of ``max_duration``'s count.
 """
 
 from __future__ import annotations
@@ -19,21 +22,32 @@ __all__ = ["LeaseKeeper"]
 
 
 class LeaseKeeper:
-    """Renews ``lease`` in ``store``, from the loop (``beat``) and from a watchdog thread.
+    """Renews ``lease`` in ``store``, from the loop (``beat``) and from a watchdog thread,
+    which also records the time spent while the loop does not (``recorded``).
 
     Args:
         store: The store the lease is held in.
         lease: The lease the driver took.
-        elapsed: The experiment time spent so far (seconds), when called.
+        elapsed: The experiment time spent so far (seconds), when called; any thread.
+        record_every: The loop's flush interval (real seconds): the watchdog records the time
+            spent once the loop has not for twice that long.
     """
 
-    def __init__(self, store: Store, lease: Lease, elapsed: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        lease: Lease,
+        elapsed: Callable[[], float],
+        *,
+        record_every: float,
+    ) -> None:
         self.store = store
         self.lease = lease
         self.elapsed = elapsed
+        self.record_every = record_every
         self.lost = False
         self._lock = threading.Lock()
-        self._renewed = time.monotonic()  # real time, for the watchdog
+        self._renewed = self._recorded = time.monotonic()  # real time, for the watchdog
         self._done = threading.Event()
         self._thread = threading.Thread(
             target=self._watch, name=f"hyperlab-lease-{lease.experiment_id}", daemon=True
@@ -48,8 +62,12 @@ class LeaseKeeper:
         with self._lock:
             if not self.lost:
                 self.lost = not self.store.renew_lease(self.lease, elapsed=self.elapsed())
-                self._renewed = time.monotonic()
+                self._renewed = self._recorded = time.monotonic()
             return not self.lost
+
+    def recorded(self) -> None:
+        """The loop's group commit has just recorded the time spent."""
+        self._recorded = time.monotonic()
 
     def stop(self) -> None:
         """Stop the watchdog (the caller releases the lease)."""
@@ -57,12 +75,24 @@ class LeaseKeeper:
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join()
 
+    def _record(self) -> bool:
+        with self._lock:
+            if not self.lost:
+                self.lost = not self.store.record_elapsed(self.lease, elapsed=self.elapsed())
+                self._recorded = time.monotonic()
+            return not self.lost
+
     def _watch(self) -> None:
-        while not self._done.wait(HEARTBEAT_INTERVAL / 2):
-            if time.monotonic() - self._renewed < HEARTBEAT_INTERVAL:
-                continue
+        while not self._done.wait(self.record_every):
+            now = time.monotonic()
             try:
-                if not self.beat():
-                    return
+                if now - self._renewed >= HEARTBEAT_INTERVAL:
+                    kept = self.beat()
+                elif now - self._recorded >= 2 * self.record_every:
+                    kept = self._record()
+                else:
+                    continue
             except Exception:  # the store is unreachable for now: the loop will say so
                 continue
+            if not kept:
+                return
