@@ -508,6 +508,7 @@ class Driver:
                 self.next_number += 1
                 self.requeue.append(trial)
                 queued = True
+                spent = self.max_trials is not None and self.next_number >= self.max_trials
         return queued
 
     def _can_submit(self) -> bool:
@@ -516,14 +517,17 @@ class Driver:
             and not self.tuner_waits
             and not self._no_more()
             and self.executor.free_slots > 0
+            and (bool(self.requeue) or self.scheduling.admits(self.next_number))
         )
 
     def _submit_more(self) -> None:
         specs: list[TrialSpec] = []
         free = self.executor.free_slots
         while free > len(specs) and not self._no_more():
-            if not self.requeue and self.tuner_waits:
-                break
+            if not self.requeue and (
+                self.tuner_waits or not self.scheduling.admits(self.next_number)
+            ):
+                break  # the tuner has nothing now, or the scheduler holds new trials back
             trial = self.requeue.popleft() if self.requeue else self._new_trial()
             if trial is None:
                 break

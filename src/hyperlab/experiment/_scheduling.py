@@ -110,6 +110,11 @@ class Scheduling:
             )
         self.assessor.on_end(trial, now)
 
+    def admits(self, number: int) -> bool:
+        """Whether trial ``number`` may be created from the tuner now (the assessor may hold
+        new trials back: synchronous PBT while its population is complete)."""
+        return self.assessor is None or self.assessor.admits_new_trial(number)
+
     def actions(self, now: float, *, no_more: bool, count: int) -> list[Action]:
         """What the assessor asks for now (resumes, stops, branches); when ``no_more`` trials
         will be created, it is first told that ``count`` is all there will be."""

@@ -100,17 +100,22 @@ def standard_plans(seed: int) -> list[Plan]:
 
 @dataclass(frozen=True)
 class Call:
-    """One call made to an assessor: ``on_start``, ``on_report``, ``on_end`` or ``actions``."""
+    """One call made to an assessor: ``on_start``, ``on_report``, ``on_end``, ``actions``, or
+    ``on_no_more_trials`` (kind ``"no_more"``, with ``count``)."""
 
-    kind: Literal["start", "report", "end", "actions"]
+    kind: Literal["start", "report", "end", "actions", "no_more"]
     now: float
     trial: Trial | None = None
     report: Report | None = None
+    count: int = 0
 
     def send(self, assessor: Assessor) -> Any:
         """Make this call on ``assessor``; what it returned (None for the hooks)."""
         if self.kind == "actions":
             return assessor.actions(self.now)
+        if self.kind == "no_more":
+            assessor.on_no_more_trials(self.count, self.now)
+            return None
         assert self.trial is not None
         if self.kind == "report":
             assert self.report is not None
@@ -165,10 +170,12 @@ class Simulation:
     At most ``concurrency`` trials run; a trial reports one step every ``dt`` simulated
     seconds (its own, so no two reports share a time stamp), and its ``step``-th report is at
     resource ``step + 1``. STOP ends it EARLY_STOPPED, PAUSE ends it PAUSED (it keeps its
-    step, as a checkpoint would); after every event ``actions`` is asked: a ``Resume`` runs a
+    step, as a checkpoint would); after every event ``actions`` is asked (after
+    ``on_no_more_trials`` once ``max_trials`` trials exist, as the driver does): a ``Resume`` runs a
     paused trial again from where it paused, a ``Branch`` starts a new trial on its parent's
     curve from the parent's step, both at once (or as soon as a slot is free, before any new
-    trial). Answers that break the contract are collected in ``violations``.
+    trial; a new trial only when ``admits_new_trial`` allows it). Answers that break the
+    contract are collected in ``violations``.
 
     Args:
         assessor: The assessor under test.
@@ -275,7 +282,11 @@ class Simulation:
         while running < self.concurrency:
             if self._queue:
                 run = self.runs[self._queue.popleft()]
-            elif self._next_plan < len(self.plans) and len(self.runs) < self.max_trials:
+            elif (
+                self._next_plan < len(self.plans)
+                and len(self.runs) < self.max_trials
+                and self.assessor.admits_new_trial(len(self.runs))
+            ):
                 run = self._new(self.plans[self._next_plan])
                 self._next_plan += 1
             else:
@@ -333,6 +344,8 @@ class Simulation:
         self.call(Call("end", self.now, self.record(run)))
 
     def _ask_actions(self) -> None:
+        if len(self.runs) >= self.max_trials:  # as the driver says once its budget is spent
+            self.call(Call("no_more", self.now, count=len(self.runs)))
         actions = self.call(Call("actions", self.now))
         if not isinstance(actions, list):
             self.violations.append(f"actions() returned {actions!r}; expected a list")

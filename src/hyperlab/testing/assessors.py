@@ -35,7 +35,9 @@ nothing and succeeds), then the worst curve and last the best one. STOP ends a t
 EARLY_STOPPED and PAUSE ends it PAUSED; ``actions`` is asked after every event: a ``Resume``
 runs the paused trial again at once, from the step where it paused (as from a checkpoint), a
 ``Stop`` ends it EARLY_STOPPED, a ``Branch`` starts a new trial on its parent's curve from the
-parent's step. Every call and answer is recorded. Each test runs in min and in max mode.
+parent's step (up to 18 trials in all: once they exist, ``on_no_more_trials`` comes before each
+``actions``). A new trial starts only when ``admits_new_trial`` allows it. Every call and answer
+is recorded. Each test runs in min and in max mode.
 
 What every assessor must do, checked here:
 
