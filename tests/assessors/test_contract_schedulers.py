@@ -24,6 +24,11 @@ CONTRACT: dict[str, tuple[str, dict[str, Any]]] = {
         {"min_resource": 1, "max_resource": RESOURCE, "reduction_factor": 2},
     ),
     "pbt": ("pbt", {"population_size": 2, "perturbation_interval": 3}),
+    "pbt-synch": ("pbt", {"population_size": 2, "perturbation_interval": 3, "synch": True}),
+    "pbt-synch-4": (
+        "pbt",
+        {"population_size": 4, "perturbation_interval": 3, "quantile_fraction": 0.5, "synch": True},
+    ),
 }
 
 

@@ -1,6 +1,7 @@
 """Population based training: judgements and perturbations called directly, and whole
 experiments run by the driver in simulated time (branches from the best, lineage, population
-size kept, a resumed experiment creates no branch twice)."""
+size kept, a resumed experiment creates no branch twice); synchronous PBT's judgements, which
+depend on the reports' values alone, at any concurrency and in any arrival order."""
 
 from __future__ import annotations
 
@@ -11,10 +12,19 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hyperlab import ExperimentStatus, TrialStatus
 from hyperlab import space as hs
-from hyperlab.assessors import Branch, Decision, PopulationBasedTraining, create_assessor
+from hyperlab.assessors import (
+    Branch,
+    Decision,
+    PopulationBasedTraining,
+    Resume,
+    Stop,
+    create_assessor,
+)
 from hyperlab.errors import ConfigError
 from hyperlab.experiment._scheduling import Scheduling
 from hyperlab.space import SearchSpace
@@ -33,15 +43,17 @@ SPACE = SearchSpace.coerce(
         "batch": hs.choice(16, 32, 64, 128),
     }
 )
-E, R = TrialStatus.EARLY_STOPPED, TrialStatus.RUNNING
+E, R, P = TrialStatus.EARLY_STOPPED, TrialStatus.RUNNING, TrialStatus.PAUSED
 
 
 def pbt(space: SearchSpace | None = SPACE, **args: Any) -> PopulationBasedTraining:
     return PopulationBasedTraining(metric="loss", seed=0, space=space, **args)
 
 
-def trial(number: int, params: dict[str, Any], parent: int | None = None) -> Trial:
-    return Trial("e", number, params, R, parent=parent)
+def trial(
+    number: int, params: dict[str, Any], parent: int | None = None, status: TrialStatus = R
+) -> Trial:
+    return Trial("e", number, params, status, parent=parent)
 
 
 def report(a: PopulationBasedTraining, t: Trial, step: int, loss: float) -> Decision:
@@ -63,6 +75,13 @@ def report(a: PopulationBasedTraining, t: Trial, step: int, loss: float) -> Deci
 def test_bad_arguments_are_config_errors_naming_them(args, message):
     with pytest.raises(ConfigError, match=r"assessor_args: pbt needs " + message):
         create_assessor("PBT", mode="min", metric=None, seed=0, space=SPACE, args=args)
+
+
+def test_synch_must_be_a_bool():
+    with pytest.raises(ConfigError, match=r"pbt needs synch to be true or false, got 'yes'"):
+        PopulationBasedTraining(synch="yes")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"'PBT': synch: input should be a valid boolean"):
+        create_assessor("PBT", mode="min", metric=None, seed=0, args={"synch": [1]})
 
 
 def test_built_by_name_it_gets_the_search_space():
@@ -164,14 +183,16 @@ def curve(params: dict[str, Any], resource: int) -> float:
     return lr + 0.1 * params["momentum"] + 0.01 * params["layers"] + 10.0 / resource
 
 
-def experiment(tmp_path: Path, **options: Any) -> tuple[Sim, Checkpoints]:
+def experiment(
+    tmp_path: Path, assessor: PopulationBasedTraining | None = None, **options: Any
+) -> tuple[Sim, Checkpoints]:
     checkpoints = Checkpoints()
     sim = simulate(
         checkpoints.script(curve, total=60),
         tmp_path,
         space=SPACE,
         tuner=RandomTuner(SPACE, seed=5),
-        assessor=pbt(population_size=4, perturbation_interval=4),
+        assessor=assessor or pbt(population_size=4, perturbation_interval=4),
         metric="loss",
         **{"max_trials": 16, "concurrency": 4, **options},
     )
@@ -245,3 +266,152 @@ def test_a_resumed_experiment_creates_no_branch_twice(tmp_path):
     created = Counter(t.created_at for t in trials if t.parent is not None)
     for when, n in created.items():  # each branch at the instant of the stop it replaces
         assert n <= stops[when]
+
+
+# ---- synchronous PBT -----------------------------------------------------------------------------
+
+
+def synch(**args: Any) -> PopulationBasedTraining:
+    return pbt(synch=True, resample_probability=0.0, **args)
+
+
+LOSSES = [3.0, 1.0, 4.0, 2.0]  # at the point: 1 is the best, 2 the worst
+
+
+def arrive(a: PopulationBasedTraining, order: list[int], trials: list[Trial]) -> list[Decision]:
+    """Each trial of ``order`` reports at resources 1 and 2 (the point), then pauses."""
+    decisions = []
+    for n in order:
+        assert report(a, trials[n], 0, 10.0 + n) is Decision.CONTINUE
+        decisions.append(report(a, trials[n], 1, LOSSES[n]))
+        a.on_end(trial(n, PARAMS[n], status=P), 0.0)
+    return decisions
+
+
+def test_synch_pauses_every_member_at_the_point_then_judges_them_all_together():
+    a = synch(population_size=4, perturbation_interval=2)
+    trials = [trial(n, p) for n, p in enumerate(PARAMS)]
+    for t in trials:
+        a.on_start(t, 0.0)
+    assert not a.admits_new_trial(4)  # the population is complete: no new trial
+    assert arrive(a, [0, 1, 3], trials) == [Decision.PAUSE] * 3
+    assert a.actions(0.0) == []  # trial 2 has not reached the point
+    assert arrive(a, [2], trials) == [Decision.PAUSE]  # the last to arrive waits too
+    actions = a.actions(0.0)
+    stop, branch = actions[:2]
+    assert stop == Stop(2) and isinstance(branch, Branch) and branch.parent == 1
+    # the parent waits for its branch to report (from the checkpoint judged), the rest go on
+    assert actions[2:] == [Resume(0), Resume(3)]
+    a.on_end(trial(2, PARAMS[2], status=E), 0.0)
+    child = trial(4, branch.params, parent=1)
+    a.on_start(child, 0.0)
+    assert a.actions(0.0) == []
+    assert report(a, child, 2, 1.0) is Decision.CONTINUE
+    assert a.actions(0.0) == [Resume(1)]
+    assert not a.admits_new_trial(5)
+
+
+@settings(derandomize=True, max_examples=40, deadline=None)
+@given(st.permutations(range(4)), st.integers(0, 2**16))
+def test_synch_decisions_depend_on_the_values_and_seed_not_the_arrival_order(order, seed):
+    def judged(arrival: list[int]) -> list[Any]:
+        a = synch(population_size=4, perturbation_interval=2, quantile_fraction=0.5)
+        a.seed = seed
+        trials = [trial(n, p) for n, p in enumerate(PARAMS)]
+        for n in arrival:
+            a.on_start(trials[n], 0.0)
+        arrive(a, arrival, trials)
+        return a.actions(0.0)
+
+    assert judged(list(order)) == judged([0, 1, 2, 3])
+
+
+def test_synch_sends_a_branch_only_once_its_parent_paused():
+    a = synch(population_size=2, perturbation_interval=1)
+    best, worst = trial(0, PARAMS[0]), trial(1, PARAMS[1])
+    assert report(a, worst, 0, 5.0) is Decision.PAUSE
+    a.on_end(trial(1, PARAMS[1], status=P), 0.0)
+    assert report(a, best, 0, 1.0) is Decision.PAUSE  # judged now: its checkpoint not saved
+    assert a.actions(0.0) == [Stop(1)]
+    a.on_end(trial(0, PARAMS[0], status=P), 0.0)
+    (branch,) = a.actions(0.0)
+    assert isinstance(branch, Branch) and branch.parent == 0
+
+
+def test_synch_a_member_that_ends_is_replaced_by_a_new_trial_that_counts_from_the_point():
+    a = synch(population_size=2, perturbation_interval=2)
+    first, second = trial(0, PARAMS[0]), trial(1, PARAMS[1])
+    for t in (first, second):
+        a.on_start(t, 0.0)
+        report(a, t, 0, 9.0)
+    assert report(a, first, 1, 1.0) is Decision.PAUSE
+    a.on_end(trial(1, PARAMS[1], status=TrialStatus.SUCCEEDED), 0.0)
+    assert a.actions(0.0) == []  # not judged alone: the population gets a new member
+    assert a.admits_new_trial(2)
+    late = trial(2, PARAMS[2])
+    a.on_start(late, 0.0)
+    assert not a.admits_new_trial(3)
+    assert report(a, late, 0, 7.0) is Decision.CONTINUE
+    assert report(a, late, 1, 5.0) is Decision.PAUSE  # at the point, as the first
+    a.on_end(trial(0, PARAMS[0], status=P), 0.0)
+    a.on_end(trial(2, PARAMS[2], status=P), 0.0)
+    actions = a.actions(0.0)
+    assert actions[0] == Stop(2) and isinstance(actions[1], Branch) and actions[1].parent == 0
+
+
+def test_synch_once_no_more_trials_come_the_rest_are_judged_without_branches():
+    a = synch(population_size=3, perturbation_interval=1)
+    for n in (0, 1):
+        a.on_start(trial(n, PARAMS[n]), 0.0)
+        assert report(a, trial(n, PARAMS[n]), 0, LOSSES[n]) is Decision.PAUSE
+        a.on_end(trial(n, PARAMS[n], status=P), 0.0)
+    assert a.actions(0.0) == []  # waiting for a third member
+    a.on_no_more_trials(2, 0.0)
+    assert a.actions(0.0) == [Stop(0), Resume(1)]
+
+
+def synch_table(tmp_path: Path, concurrency: int) -> list[tuple[Any, ...]]:
+    assessor = synch(population_size=4, perturbation_interval=4, quantile_fraction=0.5)
+    sim, _ = experiment(
+        tmp_path / str(concurrency), assessor, concurrency=concurrency, max_trials=15
+    )
+    assert sim.run() is ExperimentStatus.DONE
+    return [
+        (t.number, t.parent, t.status, t.params, [(r.step, r.metrics["loss"]) for r in t.reports])
+        for t in sorted(sim.trials(), key=lambda t: t.number)
+    ]
+
+
+def test_synch_gives_the_same_trials_at_any_concurrency(tmp_path):
+    table = synch_table(tmp_path, 4)
+    assert len(table) == 15  # max_trials, with two branches a judgement: not one more
+    assert sum(row[1] is not None for row in table) >= 8
+    for number, parent, status, _, reports in table:
+        if parent is not None:  # each branch starts from its parent's step at the point
+            assert reports[0][0] % 4 == 0 and parent < number
+        if status is E:
+            assert len(reports) % 4 == 0  # stopped at a point, never in between
+    assert synch_table(tmp_path, 2) == table
+    assert synch_table(tmp_path, 1) == table
+
+
+def test_synch_a_resumed_experiment_decides_as_the_one_before(tmp_path):
+    args = {"population_size": 4, "perturbation_interval": 4, "quantile_fraction": 0.5}
+    whole, _ = experiment(tmp_path / "whole", synch(**args), max_trials=30)
+    assert whole.run() is ExperimentStatus.DONE
+    sim, checkpoints = experiment(tmp_path / "cut", synch(**args), max_trials=30)
+    sim.clock.call_at(21.5, lambda: sim.store.send_control(sim.id, StopExperiment()))
+    assert sim.run() is ExperimentStatus.STOPPED
+    assert any(t.parent is not None for t in sim.trials())
+    again = resume(
+        sim,
+        checkpoints.script(curve, total=60),
+        tuner=RandomTuner(SPACE, seed=5),
+        assessor=synch(**args),
+    )
+    assert again.run() is ExperimentStatus.DONE
+
+    def lineage(s: Sim) -> list[tuple[Any, ...]]:
+        return [(t.number, t.parent, t.params) for t in sorted(s.trials(), key=lambda t: t.number)]
+
+    assert lineage(again) == lineage(whole)

@@ -32,6 +32,13 @@ caps all trials, branches included; a branch beyond it is not created.
 **Replay.** Judgements depend on the reports in time order, and perturbations on the seed, the
 trial's number and how often it was judged, so a fresh assessor fed the history reaches the
 same state; a branch decided but not yet created is asked for again.
+
+**Timing.** Asynchronous judgements rank a trial against how far the others got at that moment,
+so which trials branch depends on their speed, the executor and the machine's load. With
+``synch=True`` (Ray Tune's ``synch``) the population is judged all at once at each perturbation
+point instead, its members paused there until the last arrives: the same seed and reports give
+the same branches wherever the experiment runs, at any concurrency (members take turns when it
+is below ``population_size``). ``hyperlab.assessors._pbt_sync`` has the details.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from hyperlab.assessors._pbt_sync import SyncPopulation
 from hyperlab.assessors.base import Action, Assessor, Branch, Decision
 from hyperlab.errors import ConfigError
 from hyperlab.space import (
@@ -100,10 +108,15 @@ class PopulationBasedTraining(Assessor):
         resample_probability: The chance that explore draws a parameter anew from the space
             rather than perturbing it (0 to 1).
         resource_attr: The reported metric that counts resource; None for ``step + 1``.
+        synch: Judge the whole population together at each perturbation point, pausing its
+            members there until every one has arrived (Ray Tune's ``synch``): decisions that
+            depend on the reports and the seed alone, not on the trials' speed. Any
+            concurrency works (the population takes turns below ``population_size``).
         **kwargs: ``mode``, ``metric``, ``seed``, ``space``, passed by the framework.
 
     Raises:
-        ConfigError: an argument out of its range, naming it and the value.
+        ConfigError: an argument out of its range or of the wrong type, naming it and the
+            value.
 
     The module docstring has the details. Trials must save ``hyperlab.checkpoint()`` and
     start from ``hyperlab.load_checkpoint()``, which gives a branch its parent's latest one.
@@ -117,10 +130,13 @@ class PopulationBasedTraining(Assessor):
         quantile_fraction: float = 0.25,
         resample_probability: float = 0.25,
         resource_attr: str | None = None,
+        synch: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(resource_attr=resource_attr, **kwargs)
         name = "assessor_args: pbt"
+        if not isinstance(synch, (bool, np.bool_)):
+            raise ConfigError(f"{name} needs synch to be true or false, got {synch!r}")
         if (
             isinstance(population_size, bool)
             or not isinstance(population_size, (int, np.integer))
@@ -152,17 +168,42 @@ class PopulationBasedTraining(Assessor):
         self._queued: list[Branch] = []  # decided, not asked for yet
         self._asked: list[Branch] = []  # asked for, the new trial not seen yet
         self._early: dict[int, int] = {}  # parent -> branches seen before their decision
+        self.synch = bool(synch)
+        self._sync: SyncPopulation | None = None
+        if self.synch:
+            self._sync = SyncPopulation(
+                self.population_size,
+                self.perturbation_interval,
+                self.quantile_fraction,
+                self.rng,
+                self._explore,
+            )
 
     # ---- the assessor interface ----------------------------------------------------------
 
     def on_start(self, trial: Trial, now: float) -> None:
-        self._member(trial)
+        if self._sync is not None:
+            self._sync.start(trial)
+        else:
+            self._member(trial)
 
     def min_concurrency(self) -> int:
-        """The population runs at once: concurrency must be at least ``population_size``."""
-        return self.population_size
+        """Asynchronous: the population runs at once, so concurrency must be at least
+        ``population_size``; synchronous: any (its members take turns)."""
+        return 1 if self._sync is not None else self.population_size
+
+    def admits_new_trial(self, number: int) -> bool:
+        """Synchronous: no new trial from the tuner while the population is complete."""
+        return self._sync is None or self._sync.admits(number)
+
+    def on_no_more_trials(self, count: int, now: float) -> None:
+        if self._sync is not None:
+            self._sync.no_more_trials(count)
 
     def on_report(self, trial: Trial, report: Report, now: float) -> Decision:
+        if self._sync is not None:
+            resource, loss = self.resource(report), self.loss(report)
+            return self._sync.report(trial, resource, loss, report.attempt)
         number = trial.number
         if number in self._ended:
             return Decision.CONTINUE
@@ -205,6 +246,9 @@ class PopulationBasedTraining(Assessor):
         return Decision.STOP
 
     def on_end(self, trial: Trial, now: float) -> None:
+        if self._sync is not None:
+            self._sync.end(trial)
+            return
         status = trial.status
         if not status.is_finished() or status is TrialStatus.SYS_CANCELED:
             return  # interrupted trials run again on resume
@@ -212,7 +256,10 @@ class PopulationBasedTraining(Assessor):
         self._ended.add(trial.number)
 
     def actions(self, now: float) -> list[Action]:
-        """The branches decided since the last call."""
+        """The branches decided since the last call (synchronous: also the stops and resumes
+        of the members judged, once their pause was seen)."""
+        if self._sync is not None:
+            return self._sync.actions()
         queued, self._queued = self._queued, []
         self._asked.extend(queued)
         return list(queued)
