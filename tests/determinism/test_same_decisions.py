@@ -30,7 +30,9 @@ ASSESSORS = {
         "variant": "promotion",
     },
     "hyperband": {"min_resource": 1, "max_resource": STEPS, "reduction_factor": 3},
+    "pbt": {"population_size": 2, "perturbation_interval": 4, "synch": True},
 }
+CONCURRENCY = {"pbt": 2}  # synchronous PBT judges its whole population at once
 SPACE = {"x": hyperlab.uniform(0, 1), "y": hyperlab.uniform(0, 1)}
 
 
@@ -48,7 +50,7 @@ def table(assessor: str, executor: str, tmp_path: Path) -> list[tuple]:
         assessor=assessor.split("-")[0],
         assessor_args=ASSESSORS[assessor],
         executor=executor,
-        concurrency=1,
+        concurrency=CONCURRENCY.get(assessor, 1),
         max_trials=10,
         seed=7,
         storage=str(tmp_path / f"{executor}.db"),
