@@ -401,3 +401,22 @@ def test_a_stop_that_crossed_a_process_trials_end_does_not_stop_its_resumed_run(
         executor.close()
     assert [type(e).__name__ for e in rec.of(0)][-1] == "Finished"
     assert [e.step for e in rec.of(0, Reported)] == [0, 1, 2]
+
+
+def test_a_trial_with_nothing_left_to_run_ends_with_the_value_it_resumed_at(tmp_path):
+    from hyperlab.executors._run import run_trial
+    from hyperlab.executors.base import Finished
+
+    def steps(params):
+        state = hyperlab.load_checkpoint()
+        for step in range(0 if state is None else state["step"] + 1, 3):
+            hyperlab.report(loss=1.0 / (step + 1))
+            hyperlab.checkpoint({"step": step})
+
+    def context() -> TrialContext:
+        return TrialContext(0, "t-0", {}, None, str(tmp_path), lambda step, metrics: None)
+
+    first = run_trial(steps, context())
+    again = run_trial(steps, context())  # a pause resumed after its last step: nothing to run
+    assert isinstance(first, Finished) and isinstance(again, Finished)
+    assert again.metrics == first.metrics == {"loss": 1.0 / 3}

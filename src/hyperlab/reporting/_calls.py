@@ -185,8 +185,10 @@ def load_checkpoint() -> dict[str, Any] | Path | None:
     own gets that trial's latest, copied into its own folder first. The trial's next report
     defaults to the step after the one the checkpoint recorded. A trial run again after an
     interruption (its driver died, say) first reports again the report its checkpoint followed,
-    at that step: so the store has it even if the interruption lost it. A corrupt checkpoint is
-    skipped with a ``RuntimeWarning`` naming its file: the one before it is loaded, or None.
+    at that step: so the store has it even if the interruption lost it. A function trial that
+    then has nothing left to run ends with the value the checkpoint recorded (a paused trial
+    resumed at its last step, a branch of a finished parent). A corrupt checkpoint is skipped
+    with a ``RuntimeWarning`` naming its file: the one before it is loaded, or None.
 
     Returns:
         The saved dict, the ``Path`` of the saved folder's copy (read it before the trial's
@@ -228,6 +230,9 @@ def load_checkpoint() -> dict[str, Any] | Path | None:
     if isinstance(step, int) and not isinstance(step, bool):
         ctx.last_step, ctx.next_step = step, step + 1
         _report_again(ctx, meta, own is not None and path.parent == own)
+    report = meta.get("report")
+    if ctx.last is None and isinstance(report, dict) and report:
+        ctx.last = report  # a trial with nothing left to run ends with the value it resumed at
     ctx.unsaved = False
     return value
 
