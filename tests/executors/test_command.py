@@ -394,7 +394,7 @@ def test_inside_a_command_the_api_reads_the_environment_and_writes_the_channel(
         ("report", 5, {"loss": 0.25, "acc": 3}),
         ("final", None, {"default": 0.125}),
     ]
-    with pytest.raises(hyperlab.HyperlabError, match=r"report\(\): metrics must be"):
+    with pytest.raises(hyperlab.HyperlabError, match=r"report\(\): metric 'thing' of type object"):
         hyperlab.report(thing=object())
     monkeypatch.setattr(reporting, "_process_context", None)
     monkeypatch.setenv("HYPERLAB_PARAMS_FILE", str(tmp_path / "missing.json"))

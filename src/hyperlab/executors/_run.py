@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 import os
 import time
 import traceback
@@ -221,7 +222,10 @@ def run_objective(objective: Callable, ctx: TrialContext) -> dict | None:
     """Run ``objective`` for ``ctx`` and return its final metrics.
 
     The final result is what the objective returned (a number or a dict), or, when it returned
-    None, the last report (for generators: the last value yielded). Exceptions propagate.
+    None, the final result it declared (NNI's) or else its last report (for generators: the
+    last value yielded). Once it reported, as Ray Tune has it, what a Ray-style
+    ``f(config, reporter)`` returns is ignored, and so is anything but a number or a dict that
+    any objective returns (``return model`` after the reports). Exceptions propagate.
     """
     try:
         result = _call(objective, ctx)
@@ -237,6 +241,9 @@ def run_objective(objective: Callable, ctx: TrialContext) -> dict | None:
                 raise
     except _Done:
         result = None
+    reported = ctx.last is not None
+    if reported and (_arity(objective) == 2 or not isinstance(result, (dict, numbers.Real))):
+        result = None  # Ray's rule: what the function returns after its reports is ignored
     if result is None:
         if ctx.stop_requested:  # it ended by itself once told to stop: run_trial says Stopped
             return None

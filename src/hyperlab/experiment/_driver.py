@@ -54,6 +54,7 @@ from hyperlab.experiment._progress import make_progress
 from hyperlab.experiment._requests import DefinedByRun, known_part
 from hyperlab.experiment._scheduling import Scheduling, Verdict
 from hyperlab.reporting.context import is_finite_number
+from hyperlab.reporting.metrics import MetricsError, clean_metrics
 from hyperlab.store import (
     HEARTBEAT_INTERVAL,
     AddTrial,
@@ -602,7 +603,9 @@ class Driver:
         if isinstance(event, Lost) and trial.number in self.stop_reasons:
             event = Stopped(event.number, event.time)  # it was being stopped anyway
         if isinstance(event, Reported):
-            metrics = self._normalize(event.metrics)
+            metrics = self._stored_metrics(trial, event)
+            if metrics is None:
+                return
             report = Report(event.step, metrics, event.time, trial.attempt)
             self.store.add_report(self.id, trial.number, report)
             self.reported.add(trial.number)
@@ -632,7 +635,9 @@ class Driver:
             self.scheduling.started(trial, event.time)
             self.callbacks.trial_started(trial)
         elif isinstance(event, Finished):
-            metrics = self._normalize(event.metrics)
+            metrics = self._stored_metrics(trial, event)
+            if metrics is None:
+                return
             value, error = self._objective_value(metrics)
             status = TrialStatus.SUCCEEDED if error is None else TrialStatus.FAILED
             self._finish(trial, status, event.time, value=value, metrics=metrics, error=error)
@@ -646,7 +651,9 @@ class Driver:
             self._on_request(trial, event)
         else:
             verdict = self.stop_reasons.pop(trial.number, Verdict(TrialStatus.USER_CANCELED))
-            metrics = self._normalize(event.metrics) if event.metrics else {}
+            metrics = self._stored_metrics(trial, event)
+            if metrics is None:
+                return
             value = None
             if verdict.status is TrialStatus.EARLY_STOPPED:  # the tuner sees its last value
                 value = self._objective_value(metrics)[0]
@@ -709,13 +716,35 @@ class Driver:
         except (ConfigError, SearchSpaceError):
             self.by_run.modelled = False
 
+    def _stored_metrics(
+        self, trial: Trial, event: Reported | Finished | Stopped
+    ) -> dict[str, Any] | None:
+        """The event's metrics as stored (``_normalize``), or None: they cannot be, and the
+        trial failed, naming the metric and its type; one still running is told to stop, and
+        what it sends from then on is ignored."""
+        try:
+            return self._normalize(event.metrics) if event.metrics else {}
+        except MetricsError as exc:
+            done = "reported" if isinstance(event, Reported) else "returned"
+            self.stop_reasons.pop(trial.number, None)
+            error = f"trial {trial.number} {done} {exc}"
+            self._finish(trial, TrialStatus.FAILED, event.time, error=error)
+            if isinstance(event, Reported):
+                self.executor.stop(trial.number)
+            return None
+
     def _normalize(self, metrics: dict[str, Any]) -> dict[str, Any]:
-        """A bare reported value (key ``default``) is the objective: name it after ``metric``."""
+        """A trial's metrics as the store holds them (``clean_metrics``: JSON values, NumPy's
+        as numbers and lists); a bare value (key ``default``) is named after ``metric``.
+
+        Raises:
+            MetricsError: they cannot be stored (``hyperlab.reporting.metrics`` says why).
+        """
         metric = self.options.metric
         bare = all(key == "default" or key in BOOKKEEPING_METRICS for key in metrics)
         if metric is not None and "default" in metrics and metric not in metrics and bare:
-            return {metric if k == "default" else k: v for k, v in metrics.items()}
-        return metrics
+            metrics = {metric if k == "default" else k: v for k, v in metrics.items()}
+        return clean_metrics(metrics)
 
     def _objective_value(self, metrics: dict[str, Any]) -> tuple[float | None, str | None]:
         key = objective_key(metrics, self.options.metric)

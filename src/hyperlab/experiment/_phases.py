@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from hyperlab.executors.base import Requested
 from hyperlab.experiment._controls import fits
+from hyperlab.reporting.metrics import MetricsError
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Phase, Trial, TrialStatus
 from hyperlab.tuners.base import Tuner
@@ -147,7 +148,10 @@ class Phases:
         if phase.status is not TrialStatus.RUNNING:  # reported by an earlier attempt: kept
             return None, None
         driver = self.driver
-        metrics = driver._normalize(result)
+        try:
+            metrics = driver._normalize(result)
+        except MetricsError as exc:  # the store cannot hold it: the trial's call raises
+            return None, f"phase {index} of trial {trial.number}: {exc}"
         value, error = driver._objective_value(metrics)
         status = TrialStatus.SUCCEEDED if error is None else TrialStatus.FAILED
         closed = replace(

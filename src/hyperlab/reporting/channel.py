@@ -37,6 +37,7 @@ from hyperlab.reporting.context import (
     RequestKind,
     TrialContext,
 )
+from hyperlab.reporting.metrics import MetricsError, clean_metrics
 
 __all__ = [
     "ANSWERS_DIR",
@@ -173,9 +174,11 @@ class ChannelWriter:
         self.fd: int | None = None
 
     def report(self, step: int, metrics: dict) -> None:
+        metrics = _sendable(metrics, "report()")
         self.write({"tag": "report", "time": time.time(), "step": step, "metrics": metrics})
 
     def final(self, metrics: dict) -> None:
+        metrics = _sendable(metrics, "final result")
         self.write({"tag": "final", "time": time.time(), "metrics": metrics})
 
     def ask(self, ctx: TrialContext, index: int, kind: RequestKind, name: str, spec: dict) -> Any:
@@ -213,6 +216,19 @@ class ChannelWriter:
         if self.fd is None:
             self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         os.write(self.fd, line.encode("utf-8"))
+
+
+def _sendable(metrics: dict, where: str) -> dict:
+    """``metrics`` as the driver stores them (``clean_metrics``), checked here: JSON would
+    turn an ``int`` key into a string, and a refused value need not cross the channel.
+
+    Raises:
+        HyperlabError: the driver would refuse them; the message names the metric and type.
+    """
+    try:
+        return clean_metrics(metrics)
+    except MetricsError as refused:
+        raise HyperlabError(f"{where}: {refused}") from None
 
 
 def _short(value: Any, limit: int = 200) -> str:

@@ -394,5 +394,5 @@ def is_finite_number(x: Any) -> bool:
         return False
     try:
         return math.isfinite(x)
-    except TypeError:
+    except (TypeError, OverflowError):  # not a number; an int too large for a float
         return False

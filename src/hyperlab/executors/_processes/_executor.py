@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from hyperlab.executors.base import (
     Stopped,
     TrialSpec,
 )
+from hyperlab.reporting.metrics import EXPECTED
 
 __all__ = ["ProcessExecutor", "exit_text", "pickle_objective", "spawn_worker"]
 
@@ -195,7 +197,18 @@ class ProcessExecutor(Executor):
     def _drain(self, slot: _Slot) -> None:
         try:
             while slot.number is not None and slot.events.poll():
-                self._handle(slot, slot.events.recv())
+                data = slot.events.recv_bytes()
+                try:
+                    message = pickle.loads(data)
+                except Exception as exc:  # pickled there, not loadable here: a report's value
+                    self._end(
+                        slot,
+                        f"the driver could not unpickle what trial {slot.number} sent "
+                        f"({type(exc).__name__}: {exc}): {EXPECTED}",
+                    )
+                    self._retire(slot, signal.SIGKILL)
+                    return
+                self._handle(slot, message)
         except (EOFError, OSError):
             pass
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import cloudpickle
 
+from hyperlab.errors import TrialError
 from hyperlab.executors._exceptions import dump_exception
 from hyperlab.executors._gpu_memory import GpuMemory, GpuWatch
 from hyperlab.executors._output import RedirectedOutput, log_paths
@@ -38,6 +39,7 @@ from hyperlab.executors._requests import Answers
 from hyperlab.executors._run import format_error, make_context, run_trial
 from hyperlab.executors.base import Failed, Finished, Stopped, TrialEnd, TrialSpec
 from hyperlab.reporting.context import RequestKind, TrialContext, set_process_context
+from hyperlab.reporting.metrics import EXPECTED, MetricsError, clean_metrics
 
 PR_SET_PDEATHSIG = 1
 
@@ -107,7 +109,10 @@ class _Worker:
         send = self.send
 
         def emit(step: int, metrics: dict) -> None:
-            send(("report", number, time.time(), step, metrics))
+            try:
+                send(("report", number, time.time(), step, metrics))
+            except Exception as exc:  # pickled whole before a byte is sent: the pipe is intact
+                raise TrialError(_unsendable(number, "reported", metrics, exc)) from None
 
         ctx = make_context(spec, emit, ask=self.ask)
         with self.lock:
@@ -125,8 +130,9 @@ class _Worker:
             else:
                 tag = "finished" if isinstance(end, Finished) else "stopped"
                 send((tag, number, end.time, end.metrics))
-        except Exception:  # the final metrics could not be pickled
-            send(("failed", number, time.time(), format_error(), None))
+        except Exception as exc:  # the final metrics could not be pickled
+            error = _unsendable(number, "returned", getattr(end, "metrics", None) or {}, exc)
+            send(("failed", number, time.time(), error, None))
 
     def attempt(
         self, objective, spec: TrialSpec, watch: GpuWatch | None, ctx: TrialContext
@@ -174,6 +180,19 @@ class _Worker:
         if watch is not None and before:
             watch.after(number, before, say)
         return end
+
+
+def _unsendable(number: int, done: str, metrics: dict, exc: Exception) -> str:
+    """Why trial ``number``'s metrics could not be pickled up to the driver, naming the metric
+    and its type as the driver does for what it cannot store."""
+    try:
+        clean_metrics(metrics)
+    except MetricsError as refused:
+        return f"trial {number} {done} {refused}"
+    return (
+        f"trial {number} {done} metrics that cannot be sent from its process to the driver "
+        f"({type(exc).__name__}: {exc}): {EXPECTED}"
+    )
 
 
 def _to_stderr(line: str) -> None:
