@@ -41,10 +41,14 @@ from hyperlab.executors.base import (
     Event,
     Executor,
     Failed,
+    Finished,
+    Reported,
+    Stopped,
     TrialSpec,
     create_executor,
 )
 from hyperlab.reporting.checkpoints import CHECKPOINTS_DIR
+from hyperlab.reporting.metrics import MetricsError, clean_metrics
 
 __all__ = ["ORPHAN_TIMEOUT", "UNCOLLECTED_TIMEOUT", "Batch", "TrialActor"]
 
@@ -54,6 +58,7 @@ UNCOLLECTED_TIMEOUT = 3600.0
 """Seconds a detached actor keeps a finished trial's result for a resumed driver."""
 STEP = 0.05
 """Seconds between two looks at the local executor while a trial runs."""
+_CARRIERS = (Reported, Finished, Stopped)  # the events that carry metrics
 
 
 @dataclasses.dataclass
@@ -100,6 +105,7 @@ class _Run:
         self.offsets = [0, 0]
         self.sent: set[str] = set()
         self.ended_at: float | None = None
+        self.refused: str | None = None  # why the driver could not store what it sent
 
 
 class TrialActor:
@@ -252,6 +258,10 @@ class TrialActor:
             run = self._run
             if run is None or event.number != run.spec.number:
                 return
+            sendable = self._sendable(run, event)
+            if sendable is None:
+                return
+            event = sendable
             if isinstance(event, END_EVENTS):
                 if isinstance(event, Failed) and event.exception is not None:
                     run.exception = dump_exception(event.exception)
@@ -262,6 +272,25 @@ class TrialActor:
                     run.started = event.time
                 run.events.append(event)
             self._lock.notify_all()
+
+    @staticmethod
+    def _sendable(run: _Run, event: Event) -> Event | None:
+        """``event`` with its metrics as the driver stores them (``clean_metrics``), so that
+        Ray can carry them back; None to drop it. A trial whose metrics the driver would refuse
+        is told to stop, what it sends next is dropped, and it ends FAILED with the refusal,
+        naming the metric and its type, as the driver's own check says it."""
+        if run.refused is None and isinstance(event, _CARRIERS) and event.metrics:
+            try:
+                event = dataclasses.replace(event, metrics=clean_metrics(event.metrics))
+            except MetricsError as exc:
+                done = "reported" if isinstance(event, Reported) else "returned"
+                run.refused = f"trial {event.number} {done} {exc}"
+                run.stop = True
+        if run.refused is None:
+            return event
+        if isinstance(event, END_EVENTS):
+            return Failed(event.number, event.time, run.refused)
+        return None
 
     def _output(self, run: _Run) -> tuple[bytes, bytes]:
         chunks = []
