@@ -2,7 +2,7 @@
 
 ``FakeClock`` is the ``Clock`` the driver reads (and the stamp source a store can be opened
 with); it moves only when told to. ``FakeExecutor`` runs no code: each trial acts out a
-*script*, a sequence of steps (``Report``, ``Finish``, ``Fail``) each due some simulated
+*script*, a sequence of steps (``Report``, ``Finish``, ``Fail``, ``Lose``) each due some simulated
 seconds after the one before, and ``poll`` advances the clock to what is due instead of
 sleeping. An experiment of hours then runs in milliseconds, the same way every time, as Syne
 Tune's ``TimeKeeper`` lets its loop do.
@@ -28,6 +28,11 @@ simulated time. A script that raises fails its trial at that time with the trace
 raising objective does. A trial whose script ends without ``Finish`` or ``Fail`` runs on (like
 code that never returns) until it is stopped, times out, or the executor is closed. The fake
 obeys the executor contract (``hyperlab.testing.ExecutorContract`` runs over it too).
+
+A test can also steer trials from outside instead of scripting them ahead: ``act(number,
+step)`` has a trial in flight take ``step`` once its script has ended (give an empty script
+``[]`` to steer every trial by hand), as a state machine that decides, step by step, which
+trial reports, finishes, fails or is lost.
 """
 
 from __future__ import annotations
@@ -35,8 +40,9 @@ from __future__ import annotations
 import heapq
 import itertools
 import traceback
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hyperlab.errors import HyperlabError
@@ -45,6 +51,7 @@ from hyperlab.executors.base import (
     Executor,
     Failed,
     Finished,
+    Lost,
     Reported,
     Started,
     Stopped,
@@ -54,7 +61,7 @@ from hyperlab.executors.base import (
 if TYPE_CHECKING:
     from hyperlab.executors.devices import DevicePool
 
-__all__ = ["Fail", "FakeClock", "FakeExecutor", "Finish", "Report", "Script", "Step"]
+__all__ = ["Fail", "FakeClock", "FakeExecutor", "Finish", "Lose", "Report", "Script", "Step"]
 
 DEFAULT_START = 1_700_000_000.0
 """Where a ``FakeClock``'s epoch time starts by default (November 2023)."""
@@ -153,7 +160,16 @@ class Fail:
     error: str
 
 
-Step = Report | Finish | Fail
+@dataclass(frozen=True, slots=True)
+class Lose:
+    """The trial's run is lost ``after`` simulated seconds (its machine died, through no fault
+    of its own): a ``Lost`` event with ``reason``, which the driver re-runs with ``attempt + 1``."""
+
+    after: float
+    reason: str = "the fake worker was lost"
+
+
+Step = Report | Finish | Fail | Lose
 """One thing a scripted trial does."""
 
 Script = Callable[[TrialSpec], Iterable[Step]]
@@ -173,6 +189,7 @@ class _Run:
     last_at: float = 0.0  # when the previous step happened
     next: Step | None = None  # the step the script yielded, not yet delivered
     next_at: float = 0.0
+    acts: deque[tuple[float, Step]] = field(default_factory=deque)  # (when asked, step)
     stop_at: float | None = None
     reports: int = 0
     last: dict[str, Any] | None = None
@@ -244,6 +261,30 @@ class FakeExecutor(Executor):
     @property
     def running(self) -> int:
         return len(self._runs)
+
+    @property
+    def in_flight(self) -> list[int]:
+        """The numbers of the trials submitted and not ended yet, ascending."""
+        return sorted(self._runs)
+
+    def act(self, number: int, step: Step) -> None:
+        """Have trial ``number`` take ``step`` once its script has ended, ``step.after``
+        simulated seconds after now (or after its step before, if that is later).
+
+        Steps given this way queue up in order, behind the script's own. An ended trial has
+        no more steps, so a test steering trials checks ``in_flight`` first.
+
+        Raises:
+            HyperlabError: ``number`` is not in flight, or ``step`` is not a step.
+        """
+        run = self._runs.get(number)
+        if run is None:
+            raise HyperlabError(
+                f"act: trial {number} is not in flight (in flight: {self.in_flight})"
+            )
+        if not isinstance(step, (Report, Finish, Fail, Lose)):
+            raise HyperlabError(f"act: expected a Report, Finish, Fail or Lose step, got {step!r}")
+        run.acts.append((self.clock.monotonic(), step))
 
     def submit(self, spec: TrialSpec) -> None:
         """Start ``spec``'s script now; its ``Started`` is delivered by the next ``poll``.
@@ -317,29 +358,31 @@ class FakeExecutor(Executor):
     def _step_at(self, run: _Run) -> float:
         """When the trial's next step is due, pulling it from the script if needed."""
         if run.next is None:
+            step: Step | None = None
             if run.steps is not None:
                 try:
                     step = next(run.steps)
                 except StopIteration:
                     run.steps = None
-                    return float("inf")
                 except Exception:
                     run.steps = None
                     step = Fail(0.0, _format_error())
-                if not isinstance(step, (Report, Finish, Fail)):
+                if step is not None and not isinstance(step, (Report, Finish, Fail, Lose)):
                     raise HyperlabError(
                         f"trial {run.spec.number}'s script yielded {step!r}; expected a "
-                        "Report, Finish or Fail step"
+                        "Report, Finish, Fail or Lose step"
                     )
-                run.next = step
-            else:
+            if step is None and run.acts:  # the script ended: the steps given by ``act``
+                asked, step = run.acts.popleft()
+                run.last_at = max(run.last_at, asked)
+            if step is None:
                 return float("inf")
-            if not 0 <= run.next.after < float("inf"):
+            if not 0 <= step.after < float("inf"):
                 raise HyperlabError(
-                    f"trial {run.spec.number}'s script: `0 <= after < inf` must hold, got "
-                    f"{run.next!r}"
+                    f"trial {run.spec.number}'s script: `0 <= after < inf` must hold, got {step!r}"
                 )
-            run.next_at = run.last_at + run.next.after
+            run.next = step
+            run.next_at = run.last_at + step.after
         return run.next_at
 
     def _deliver_due(self) -> None:
@@ -376,6 +419,8 @@ class FakeExecutor(Executor):
             run.ended = True
             if isinstance(step, Fail):
                 return Failed(number, when, step.error)
+            if isinstance(step, Lose):
+                return Lost(number, when, step.reason)
             if step.metrics is not None:
                 return Finished(number, when, dict(step.metrics))
             if run.last is not None:
