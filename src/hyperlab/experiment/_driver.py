@@ -255,8 +255,7 @@ class Driver:
                         trial,
                         status=TrialStatus.WAITING,
                         attempt=trial.attempt + 1,
-                        started_at=None,
-                        finished_at=None,
+                        finished_at=None,  # started_at kept: replay knows it started
                         error=None,
                     )
                 )
@@ -294,6 +293,8 @@ class Driver:
         self.orphans.clear()
         if adopted:
             self.requeue = deque(t for t in self.requeue if t.number not in adopted)
+        for trial in self.requeue:  # stored as queued now, not as the last driver left them
+            self.store.put_trial(trial)
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -444,6 +445,7 @@ class Driver:
                 status = self.ending or ExperimentStatus.DONE
                 if status is not ExperimentStatus.STOPPED:  # never resumed: stopped early
                     self._end_paused(now)
+                    self._cancel_queued(now)
                 self._set_status(status, finished_at=now, error=self.error, server_url=None)
                 if self.environment is not None:
                     self._write_environment(ENVIRONMENT_WAIT)
@@ -457,6 +459,18 @@ class Driver:
         scheduler paused and never resumed are EARLY_STOPPED, with their last value."""
         for number in sorted(self.paused):
             self._stop_paused(self.paused.pop(number), now)
+
+    def _cancel_queued(self, now: float) -> None:
+        """At the end of an experiment (not a stop, whose resume runs them), the trials still
+        queued (added, lost, re-run) are interrupted as the running ones are: SYS_CANCELED,
+        never left WAITING; one a scheduler resumed, never run again, ends as a paused one."""
+        while self.requeue:
+            trial = self.requeue.popleft()
+            if trial.number in self.reported:  # a paused trial (it paused on a report)
+                self._stop_paused(trial, now)
+                continue
+            self.active[trial.number] = trial
+            self._finish(trial, TrialStatus.SYS_CANCELED, now)
 
     def _stop_paused(self, paused: Trial, now: float) -> None:
         """A paused trial ends EARLY_STOPPED, with its last value."""
@@ -699,8 +713,7 @@ class Driver:
             trial,
             status=TrialStatus.WAITING,
             attempt=trial.attempt + 1,
-            started_at=None,
-            finished_at=None,
+            finished_at=None,  # started_at kept, as on resume: the assessor still counts it
             error=f"attempt {trial.attempt} was lost: {event.reason}",
         )
         self.store.put_trial(again)
