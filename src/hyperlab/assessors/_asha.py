@@ -167,6 +167,9 @@ class ASHA(Assessor):
     def on_no_more_trials(self, count: int, now: float) -> None:
         self._final = True
 
+    def on_more_trials(self, count: int, now: float) -> None:
+        self._final = False  # rungs closed meanwhile stay closed
+
     # ---- the rungs -----------------------------------------------------------------------
 
     def _promotion(self, number: int, loss: float, resource: float) -> Decision:

@@ -216,6 +216,10 @@ class Assessor(ABC):
         the tuner ran out); called before ``actions`` each time it asks while that holds, so it
         must be idempotent. Schedulers close their unfinished brackets with what they have."""
 
+    def on_more_trials(self, count: int, now: float) -> None:  # noqa: B027  (a hook)
+        """Trials numbered ``count`` and above will be created after all: the budget was raised
+        after ``on_no_more_trials``. Called once, at that change."""
+
     def min_concurrency(self) -> int:
         """The concurrency below which this assessor cannot work (PBT: its population)."""
         return 1
@@ -336,7 +340,8 @@ def assessor_name(assessor: str | type[Assessor]) -> str:
             )
         raise ConfigError(
             "assessor: expected a registered name or an Assessor subclass, got "
-            f"{type(assessor).__name__} {assessor!r}"[:300] + hint
+            f"{type(assessor).__name__} {assessor!r}"[:300]
+            + hint
         )
     return ASSESSORS.name_of(assessor) or class_path(assessor)
 

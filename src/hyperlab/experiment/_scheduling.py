@@ -45,6 +45,7 @@ class Scheduling:
     def __init__(self, assessor: Assessor | None) -> None:
         self.assessor = assessor
         self._silent_warned = False
+        self._no_more = False  # the assessor was last told no more trials will be created
 
     def replay(self, history: list[Trial]) -> None:
         """Feed a fresh assessor the stored trials (with their reports), in time order."""
@@ -117,9 +118,13 @@ class Scheduling:
 
     def actions(self, now: float, *, no_more: bool, count: int) -> list[Action]:
         """What the assessor asks for now (resumes, stops, branches); when ``no_more`` trials
-        will be created, it is first told that ``count`` is all there will be."""
+        will be created, it is first told that ``count`` is all there will be, and when more
+        will be after all (a raised budget), that they will."""
         if self.assessor is None:
             return []
         if no_more:
             self.assessor.on_no_more_trials(count, now)
+        elif self._no_more:  # the budget was raised since
+            self.assessor.on_more_trials(count, now)
+        self._no_more = no_more
         return self.assessor.actions(now)
