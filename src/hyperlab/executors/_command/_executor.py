@@ -472,6 +472,8 @@ class CommandExecutor(Executor):
             if message is None:
                 request = parse_request(line)
                 if request is not None:
+                    if request[2] == "verdict":
+                        run.verdicts.add(request[1])
                     self.listener(Requested(run.spec.number, *request))
                     delivered += 1
                 continue
@@ -578,14 +580,24 @@ class CommandExecutor(Executor):
     # ---- stopping ----------------------------------------------------------------------------
 
     def answer(self, number: int, index: int, value: Any, error: str | None = None) -> None:
-        """Write the answer where the trial waits for it (``reporting.channel.write_answer``)."""
+        """Write the answer where the trial waits for it (``reporting.channel.write_answer``).
+
+        A verdict that tells the trial to stop counts as a stop asked for: the trial raises
+        ``TrialStopped``, which may end its program with an error, and it ended ``Stopped``
+        even where the executor's own ``stop`` comes later (a Ray actor's).
+        """
         run = self._runs.get(number)
-        if run is not None:
-            write_answer(run.folder, run.spec.attempt, index, value, error)
+        if run is None:
+            return
+        if index in run.verdicts:
+            run.verdicts.discard(index)
+            if value and run.ending is None:  # it stops itself: however it exits, it stopped
+                run.ending = Ending.STOP
+        write_answer(run.folder, run.spec.attempt, index, value, error)
 
     def stop(self, number: int) -> None:
         run = self._runs.get(number)
-        if run is not None and run.ending is None and not run.exited():
+        if run is not None and not _signalled(run) and not run.exited():
             self._terminate(run, Ending.STOP)
 
     def detach(self) -> None:
@@ -601,7 +613,7 @@ class CommandExecutor(Executor):
 
     def close(self) -> None:
         for run in self._runs.values():
-            if run.ending is None:
+            if not _signalled(run):
                 self._terminate(run, Ending.STOP)
         end = time.monotonic() + self.stop_grace
         while self._runs and time.monotonic() < end:
@@ -620,3 +632,8 @@ class CommandExecutor(Executor):
 def _open_to_append(path: Path) -> int:
     """``path`` opened for a resumed trial to append to, its earlier output kept."""
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666)
+
+
+def _signalled(run: CommandRun) -> bool:
+    """Whether the executor sent the run SIGTERM (or SIGKILL) already."""
+    return run.kill_at is not None or run.give_up_at is not None

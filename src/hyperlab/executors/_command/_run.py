@@ -24,7 +24,7 @@ __all__ = [
 class Ending(enum.Enum):
     """Why a command is being ended by the executor."""
 
-    STOP = "stop"  # ``stop`` asked for it
+    STOP = "stop"  # ``stop`` asked for it, or the driver's verdict told it to stop
     TIMEOUT = "timeout"  # it ran past ``trial_timeout``
 
 
@@ -57,6 +57,7 @@ class CommandRun:
         "reaped",
         "reports",
         "spec",
+        "verdicts",
     )
 
     def __init__(
@@ -89,6 +90,7 @@ class CommandRun:
         self.kill_at: float | None = None  # SIGTERM's grace expires: SIGKILL (monotonic)
         self.ending: Ending | None = None
         self.reports = 0  # reports read from the channel; the step of one that gives none
+        self.verdicts: set[int] = set()  # its requests for a verdict not answered yet
         self.reaped = False  # the shell's end was seen and its status collected
         self.code: int | None = None  # the shell's exit status, once reaped (None: unknown)
         self.give_up_at: float | None = None  # SIGKILLed and still there: abandon (monotonic)
