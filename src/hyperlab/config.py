@@ -197,6 +197,11 @@ class ExperimentOptions(BaseModel):
     suggested: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Recorded by the driver: the distributions trials defined as they ran
     (``hyperlab.suggest``), name to NNI spec."""
+    budget_signals: list[tuple[float, int, bool]] = Field(default_factory=list)
+    """Recorded by the driver: each time it told the assessor that no trial numbered ``count``
+    or above would be created (``(time, count, True)``: the budget was spent, the tuner ran
+    out) and that more would after all (``(time, count, False)``: the budget was raised), so
+    that a resumed experiment's replay tells its fresh assessor the same at the same moments."""
 
     _durations = field_validator("max_duration", "trial_timeout", mode="before")(_duration_field)
 
@@ -320,6 +325,16 @@ class ExperimentConfig(ExperimentOptions):
             raise ValueError(
                 f"suggested: the driver records what trials define as they run "
                 f"(hyperlab.suggest), got {value!r}; declare parameters in search_space"
+            )
+        return value
+
+    @field_validator("budget_signals")
+    @classmethod
+    def _not_recorded(cls, value: list[Any]) -> list[Any]:
+        if value:
+            raise ValueError(
+                f"budget_signals: the driver records when the budget was spent, got {value!r}; "
+                "remove it"
             )
         return value
 

@@ -329,6 +329,12 @@ def _fed() -> Scheduling:
     return scheduling
 
 
+def _picture(scheduling: Scheduling) -> dict:
+    fields = dict(vars(scheduling.assessor))
+    fields["verdicts"] = vars(fields["verdicts"])
+    return fields
+
+
 def test_a_budget_raised_after_it_was_spent_lets_the_rungs_wait_for_new_trials_again():
     # found by the engine's state machine: max_trials 1 -> 2 (then a crash and a resume)
     scheduling = _fed()
@@ -338,16 +344,21 @@ def test_a_budget_raised_after_it_was_spent_lets_the_rungs_wait_for_new_trials_a
     assert not scheduling.assessor._final
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: the moments a budget was spent are not stored, so a replay under the "
-    "raised budget does not close the rungs the live assessor closed then",
-)
 def test_a_budget_raised_after_it_was_spent_replays_the_rungs_closed_meanwhile():
-
     live = _fed()
-    live.actions(2.0, no_more=True, count=1)  # max_trials=1 is spent
-    live.actions(3.0, no_more=False, count=1)  # raised to 2: more trials will come
-    replayed = _fed()  # a fresh driver under max_trials=2 never said "no more"
-    replayed.actions(3.0, no_more=False, count=1)
-    assert live.assessor.__dict__ == replayed.assessor.__dict__
+    live.actions(2.0, no_more=True, count=1)  # max_trials=1 is spent: rung 0 closes
+    live.actions(3.0, no_more=False, count=1)  # raised to 2
+    assert live.signals == [(2.0, 1, True), (3.0, 1, False)]  # what the driver records
+    replayed = Scheduling(asha(variant="promotion", max_resource=4, reduction_factor=2))
+    replayed.replay(
+        [
+            Trial(
+                "asha", 0, {"x": 0}, TrialStatus.RUNNING, started_at=0.0, reports=(report(0, 0.5),)
+            )
+        ],
+        live.signals,
+    )
+    assert _picture(replayed) == _picture(live)
+    assert replayed.actions(4.0, no_more=False, count=1) == live.actions(
+        4.0, no_more=False, count=1
+    )

@@ -68,7 +68,7 @@ def retune(driver: Driver, space: SearchSpace) -> None:
     if schedules:
         assert isinstance(tuner, Assessor)
         driver.scheduling = Scheduling(tuner)
-        driver.scheduling.replay(history)
+        driver.scheduling.replay(history, driver.options.budget_signals)
     elif driver.scheduling.assessor is not None:
         driver.scheduling.assessor.space = space  # PBT perturbs within it
     driver.tuner = tuner

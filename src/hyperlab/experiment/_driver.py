@@ -176,6 +176,7 @@ class Driver:
         self.requeue: deque[Trial] = deque()
         self.orphans: dict[int, Trial] = {}  # waiting/running when the last driver died
         self.paused: dict[int, Trial] = {}
+        self.reruns: set[int] = set()  # queued to run again: they keep their first start
         self.stop_reasons: dict[int, Verdict] = {}
         self.reported: set[int] = set()  # active and paused trials that reported something
         self.next_number = 0
@@ -250,6 +251,7 @@ class Driver:
                 if not trial.status.is_finished():
                     self.orphans[trial.number] = replace(trial, reports=())
                 self.tuner.requeued(trial)
+                self.reruns.add(trial.number)
                 self.requeue.append(
                     replace(
                         trial,
@@ -260,7 +262,7 @@ class Driver:
                     )
                 )
         self.phases.replay(history, space)
-        self.scheduling.replay(history)
+        self.scheduling.replay(history, self.options.budget_signals)
 
     def _adopt_orphans(self) -> None:
         """Let the executor adopt the trials the last driver left running; re-run the rest.
@@ -506,9 +508,16 @@ class Driver:
         queued = False
         now = self.clock.time()
         spent = self.max_trials is not None and self.next_number >= self.max_trials
-        for action in self.scheduling.actions(
+        signals = len(self.scheduling.signals)
+        actions = self.scheduling.actions(
             now, no_more=spent or self.exhausted or self.drain_asked, count=self.next_number
-        ):
+        )
+        if len(self.scheduling.signals) != signals:  # recorded, for a resume's replay
+            self.options = self.options.model_copy(
+                update={"budget_signals": list(self.scheduling.signals)}
+            )
+            self.store.update_experiment(self.id, options=self.options)
+        for action in actions:
             if isinstance(action, Resume):
                 paused = self.paused.pop(action.number, None)
                 if paused is not None:
@@ -632,6 +641,10 @@ class Driver:
             if not self.closing:
                 self._housekeeping()
         elif isinstance(event, Started):
+            started = event.time
+            if trial.number in self.reruns:
+                self.reruns.discard(trial.number)
+                started = trial.started_at or started  # a replay starts it when it first did
             trial = Trial(
                 self.id,
                 trial.number,
@@ -640,7 +653,7 @@ class Driver:
                 trial.attempt,
                 seed=trial.seed,
                 created_at=trial.created_at,
-                started_at=event.time,
+                started_at=started,
                 parent=trial.parent,
                 source=trial.source,
             )
@@ -718,6 +731,7 @@ class Driver:
         )
         self.store.put_trial(again)
         self.tuner.requeued(again)
+        self.reruns.add(trial.number)
         self.requeue.appendleft(again)
 
     def _retune(self) -> None:

@@ -252,7 +252,11 @@ class Experiment:
         return cls(
             trial_objective(config),
             config.search_space,
-            **{k: v for k, v in options.model_dump().items() if k not in ("gpus", "suggested")},
+            **{
+                k: v
+                for k, v in options.model_dump().items()
+                if k not in ("gpus", "suggested", "budget_signals")
+            },
             gpus=options.gpus,
             storage=storage if storage is not None else config.storage,
             progress=progress,

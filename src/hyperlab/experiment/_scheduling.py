@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hyperlab.assessors.base import Action, Assessor, Decision
@@ -46,12 +47,22 @@ class Scheduling:
         self.assessor = assessor
         self._silent_warned = False
         self._no_more = False  # the assessor was last told no more trials will be created
+        self.signals: list[tuple[float, int, bool]] = []
+        """When the assessor was told no more trials would come, or more would after all:
+        ``(time, count, no_more)`` at each change, for the driver to record and a replay to
+        tell a fresh assessor again (``ExperimentOptions.budget_signals``)."""
 
-    def replay(self, history: list[Trial]) -> None:
-        """Feed a fresh assessor the stored trials (with their reports), in time order."""
+    def replay(self, history: list[Trial], signals: Sequence[tuple[float, int, bool]] = ()) -> None:
+        """Feed a fresh assessor the stored trials (with their reports) and the recorded
+        ``signals`` (no more trials, more after all), in time order."""
+        self.signals = [(float(t), int(count), bool(flag)) for t, count, flag in signals]
+        if self.signals:
+            self._no_more = self.signals[-1][2]
         if self.assessor is None:
             return
-        moments: list[tuple[float, int, int, int, Trial, Report | None]] = []
+        moments: list[tuple[float, int, int, int, Trial | None, Report | None]] = []
+        for index, (when, count, _) in enumerate(self.signals):
+            moments.append((when, 3, count, index, None, None))
         for trial in history:
             if trial.started_at is not None:
                 moments.append((trial.started_at, 0, trial.number, 0, trial, None))
@@ -65,14 +76,16 @@ class Scheduling:
             if ended and not interrupted and trial.finished_at is not None:
                 moments.append((trial.finished_at, 2, trial.number, 0, trial, None))
         moments.sort(key=lambda m: m[:4])
-        for when, kind, _, _, trial, report in moments:
-            if kind == 0:
-                self.assessor.on_start(trial, when)
+        for when, kind, number, index, subject, report in moments:
+            if subject is None:  # a signal: told as the driver told it, then acted on
+                self._signal(when, number, self.signals[index][2])
+            elif kind == 0:
+                self.assessor.on_start(subject, when)
             elif report is not None:
                 with contextlib.suppress(TrialError):  # that trial failed for it then too
-                    self.assessor.on_report(trial, report, when)
+                    self.assessor.on_report(subject, report, when)
             else:
-                self.assessor.on_end(trial, when)
+                self.assessor.on_end(subject, when)
 
     def started(self, trial: Trial, now: float) -> None:
         """``trial`` started (or was resumed)."""
@@ -122,9 +135,25 @@ class Scheduling:
         will be after all (a raised budget), that they will."""
         if self.assessor is None:
             return []
-        if no_more:
-            self.assessor.on_no_more_trials(count, now)
-        elif self._no_more:  # the budget was raised since
+        last = self.signals[-1] if self.signals else None
+        if no_more and (last is None or not last[2] or last[1] != count):
+            self.signals.append((now, count, True))
+        elif not no_more and self._no_more:  # the budget was raised since
+            self.signals.append((now, count, False))
             self.assessor.on_more_trials(count, now)
         self._no_more = no_more
+        if no_more:
+            self.assessor.on_no_more_trials(count, now)
         return self.assessor.actions(now)
+
+    def _signal(self, now: float, count: int, no_more: bool) -> None:
+        """Replay one recorded signal, with the ``actions`` the driver asked around it: right
+        after it said no more trials would come, and last before it said more would (the
+        rungs a scheduler closed meanwhile, with the trials it had then)."""
+        assert self.assessor is not None
+        if no_more:
+            self.assessor.on_no_more_trials(count, now)
+            self.assessor.actions(now)
+        else:
+            self.assessor.actions(now)
+            self.assessor.on_more_trials(count, now)

@@ -27,7 +27,7 @@ CHANGEABLE = {
     "trial_concurrency": "concurrency",
 }
 """The NNI fields a resume applies -> the ``hyperlab.resume`` keyword each becomes."""
-_SET_BY_THE_DRIVER = {"suggested"}  # recorded as trials ran: never given
+_SET_BY_THE_DRIVER = {"suggested", "budget_signals"}  # recorded as trials ran: never given
 _UNSET_KEEPS = {"name", "seed", "working_dir"}  # None given: the stored value stays, silently
 
 

@@ -294,7 +294,7 @@ class Experiment:
             )
         config = to_hyperlab(self.config)
         options = config.options()
-        fields = options.model_dump(exclude={"gpus", "suggested"})
+        fields = options.model_dump(exclude={"gpus", "suggested", "budget_signals"})
         trial: Any = CommandTrial(config.trial.command or "", code_dir=config.trial.code_dir)
         try:
             return HyperlabExperiment(
