@@ -134,16 +134,16 @@ def test_an_assessor_stops_hopeless_trials(cluster: Any) -> None:
         assessor_args={"start_step": 3},
         executor="ray",
         resources={"cpu": 0.5},
-        concurrency=2,
+        concurrency=1,  # the first trial's curve is the reference when the others are judged
         storage=":memory:",
         progress=False,
     )
-    stopped = [t for t in result.trials if t.status is TrialStatus.EARLY_STOPPED]
-    assert stopped, [t.status for t in result.trials]
     assert result.best_params == {"x": 0.0}
-    for trial in stopped:
-        assert trial.params["x"] >= 5.0
-        assert len(trial.reports) < 40  # the stop reached it before its end
+    assert [t.status for t in result.trials] == [TrialStatus.SUCCEEDED] + [
+        TrialStatus.EARLY_STOPPED
+    ] * 4
+    # each stop took effect at the report it was decided on (reports are round trips)
+    assert {len(t.reports) for t in result.trials[1:]} == {3}
 
 
 def hang(params: dict) -> float:
