@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar, cast
 
 import yaml
 from pydantic import (
@@ -40,13 +40,26 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_FAILED_TRIALS",
     "DEFAULT_MAX_LOG_BYTES",
+    "MAX_CHECKPOINTS",
+    "MAX_CONCURRENCY",
+    "MAX_DURATION",
+    "MAX_GPUS",
+    "MAX_GPU_CHECKS",
+    "MAX_GPU_CHECK_DELAY",
+    "MAX_ITERATIONS",
+    "MAX_MAX_LOG_BYTES",
+    "MAX_NODE_FAILURES",
+    "MAX_TRIALS",
+    "MAX_TRIAL_NUMBER",
     "MIN_MAX_LOG_BYTES",
+    "Concurrency",
     "ExperimentConfig",
     "ExperimentOptions",
     "GpuConfig",
     "Registry",
     "ResearchOptions",
     "TrialConfig",
+    "TrialCount",
     "check_arguments",
     "class_path",
     "describe_validation_error",
@@ -65,6 +78,42 @@ DEFAULT_MAX_LOG_BYTES = 50 * 1024 * 1024
 MIN_MAX_LOG_BYTES = 1024
 """The smallest cap ``max_log_bytes`` takes."""
 
+# ---- ranges: the bounds of every number a user sets ---------------------------------------
+# The options below, the control requests that change them on a running experiment
+# (``hyperlab.store``), the REST API's bodies and the CLI's flags all take these bounds, so a
+# value is accepted or refused alike wherever it is given. docs/config.md lists them (Ranges)
+# and says why each is where it is.
+
+MAX_CONCURRENCY = 10_000
+"""The most trials at once (``concurrency``, a research's ``workers`` and ``branches``)."""
+MAX_TRIAL_NUMBER = 2**31 - 1
+"""The largest trial number (trial numbers are 32-bit integers in the store)."""
+MAX_TRIALS = 1_000_000_000
+"""The most trials a count may name: ``max_trials``, ``max_failed_trials``, ``fail_fast``, a
+research's configs and repetitions (below ``MAX_TRIAL_NUMBER``)."""
+MAX_DURATION = 10 * 365 * 86400.0
+"""The longest duration, in seconds (ten years): ``max_duration``, ``trial_timeout``."""
+MAX_CHECKPOINTS = 1000
+"""The most checkpoints a trial keeps (``checkpoint_keep``)."""
+MAX_MAX_LOG_BYTES = 1 << 40
+"""The largest cap ``max_log_bytes`` takes (1 TiB; ``None`` keeps everything)."""
+MAX_NODE_FAILURES = 1000
+"""The most re-runs of a trial whose Ray node died (``max_node_failures``)."""
+MAX_GPUS = 1024
+"""The most devices a trial holds, and trials one device holds (``gpus.per_trial``,
+``gpus.max_trials_per_gpu``)."""
+MAX_GPU_CHECKS = 10_000
+"""The most looks at a device's free memory before a trial fails (``gpus.n_gpu_checks``)."""
+MAX_GPU_CHECK_DELAY = 3600.0
+"""The longest wait between two looks, in seconds (``gpus.gpu_check_delay``)."""
+MAX_ITERATIONS = 1_000_000_000
+"""The most iterations of a research's units (``research.n_iters``)."""
+
+Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
+"""Trials at once: 1 .. ``MAX_CONCURRENCY``."""
+TrialCount = Annotated[int, Field(ge=1, le=MAX_TRIALS)]
+"""A number of trials: 1 .. ``MAX_TRIALS``."""
+
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([smhd]?)\s*$")
 
@@ -73,7 +122,8 @@ def parse_duration(value: Any, field: str) -> float | None:
     """Seconds from a number or a string like ``"90s"``, ``"30m"``, ``"2h"``, ``"1d"``.
 
     Raises:
-        ConfigError: naming ``field`` when the value is not a positive duration.
+        ConfigError: naming ``field`` when the value is not a positive duration of at most
+            ``MAX_DURATION`` seconds.
     """
     if value is None:
         return None
@@ -86,6 +136,11 @@ def parse_duration(value: Any, field: str) -> float | None:
         raise ConfigError(
             f"{field}: expected a positive number of seconds or a string like '90s', '30m', "
             f"'2h', '1d', got {value!r}"
+        )
+    if seconds > MAX_DURATION:
+        raise ConfigError(
+            f"{field}: expected at most {MAX_DURATION:.0f} seconds (3650d, ten years), "
+            f"got {value!r}"
         )
     return seconds
 
@@ -102,11 +157,11 @@ class GpuConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     indices: list[Any] | Literal["auto"] = "auto"
-    per_trial: int = 1
-    max_trials_per_gpu: int = 1
-    memory_ratio: float | None = None
-    n_gpu_checks: int = 3
-    gpu_check_delay: float = 5.0
+    per_trial: int = Field(default=1, ge=1, le=MAX_GPUS)
+    max_trials_per_gpu: int = Field(default=1, ge=1, le=MAX_GPUS)
+    memory_ratio: float | None = Field(default=None, gt=0, le=1)
+    n_gpu_checks: int = Field(default=3, ge=1, le=MAX_GPU_CHECKS)
+    gpu_check_delay: float = Field(default=5.0, ge=0, le=MAX_GPU_CHECK_DELAY)
 
     @field_validator("memory_ratio", "n_gpu_checks", "gpu_check_delay", mode="before")
     @classmethod
@@ -144,12 +199,12 @@ class ResearchOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    n_iters: int | None = Field(default=None, ge=1)
-    n_configs: int | None = Field(default=None, ge=1)
-    n_reps: int = Field(default=1, ge=1)
-    repeat_each: int | None = Field(default=None, ge=1)
-    workers: int = Field(default=1, ge=1)
-    branches: int = Field(default=1, ge=1)
+    n_iters: int | None = Field(default=None, ge=1, le=MAX_ITERATIONS)
+    n_configs: TrialCount | None = None
+    n_reps: TrialCount = 1
+    repeat_each: TrialCount | None = None
+    workers: Concurrency = 1
+    branches: Concurrency = 1
     units: list[str] = Field(default_factory=list)
     variables: list[str] = Field(default_factory=list)
     config_keys: list[str] = Field(default_factory=list)
@@ -176,24 +231,26 @@ class ExperimentOptions(BaseModel):
     tuner_args: dict[str, Any] = Field(default_factory=dict)
     assessor: str | None = None
     assessor_args: dict[str, Any] = Field(default_factory=dict)
-    checkpoint_keep: int = Field(default=1, ge=1)
-    max_trials: int | None = Field(default=None, ge=1)
-    max_duration: float | None = None
-    concurrency: int = Field(default=1, ge=1)
+    checkpoint_keep: int = Field(default=1, ge=1, le=MAX_CHECKPOINTS)
+    max_trials: TrialCount | None = None
+    max_duration: float | None = Field(default=None, gt=0, le=MAX_DURATION)
+    concurrency: Concurrency = 1
     executor: str = "inprocess"
-    trial_timeout: float | None = None
-    max_failed_trials: int | None = Field(default=None, ge=1)
+    trial_timeout: float | None = Field(default=None, gt=0, le=MAX_DURATION)
+    max_failed_trials: TrialCount | None = None
     continue_on_failure: bool = True
     fail_fast: bool | int = True
     seed: int | None = Field(default=None, ge=0, lt=2**63)
     gpus: GpuConfig | None = None
     working_dir: str | None = None
-    max_log_bytes: int | None = Field(default=DEFAULT_MAX_LOG_BYTES, ge=MIN_MAX_LOG_BYTES)
+    max_log_bytes: int | None = Field(
+        default=DEFAULT_MAX_LOG_BYTES, ge=MIN_MAX_LOG_BYTES, le=MAX_MAX_LOG_BYTES
+    )
     echo_output: bool = False
     research: ResearchOptions | None = None
     ray_address: str | None = None
     resources: dict[str, float | int | str] | None = None
-    max_node_failures: int = Field(default=3, ge=0)
+    max_node_failures: int = Field(default=3, ge=0, le=MAX_NODE_FAILURES)
     suggested: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Recorded by the driver: the distributions trials defined as they ran
     (``hyperlab.suggest``), name to NNI spec."""
@@ -218,23 +275,44 @@ class ExperimentOptions(BaseModel):
     @field_validator("fail_fast")
     @classmethod
     def _fail_fast(cls, value: bool | int) -> bool | int:
-        if not isinstance(value, bool) and value < 1:
+        if not isinstance(value, bool) and not 1 <= value <= MAX_TRIALS:
             raise ValueError(
-                f"fail_fast: expected True, False or a number of trials >= 1, got {value!r}"
+                f"fail_fast: expected True, False or a number of trials in 1 .. {MAX_TRIALS}, "
+                f"got {value!r}"
             )
         return value
+
+
+_STORED_CAPS = {
+    "checkpoint_keep": MAX_CHECKPOINTS,
+    "max_trials": MAX_TRIALS,
+    "max_duration": MAX_DURATION,
+    "concurrency": MAX_CONCURRENCY,
+    "trial_timeout": MAX_DURATION,
+    "max_failed_trials": MAX_TRIALS,
+    "fail_fast": MAX_TRIALS,
+    "max_log_bytes": MAX_MAX_LOG_BYTES,
+    "max_node_failures": MAX_NODE_FAILURES,
+}
 
 
 def parse_stored_options(data: dict[str, Any]) -> ExperimentOptions:
     """The options of an experiment as the store keeps them (``model_dump(mode="json")``).
 
-    Keys this version does not know (written by a newer hyperlab) are left out.
+    Keys this version does not know (written by a newer hyperlab) are left out. A number above
+    its range that a hyperlab without ranges stored (``max_trials: 10000000000`` meant "no
+    end") reads as the range's end, so that the experiment stays readable and resumable.
 
     Raises:
         ValidationError: when a known field holds a value the model refuses.
     """
     fields = ExperimentOptions.model_fields
-    return ExperimentOptions.model_validate({k: v for k, v in data.items() if k in fields})
+    known = {k: v for k, v in data.items() if k in fields}
+    for name, cap in _STORED_CAPS.items():
+        value = known.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > cap:
+            known[name] = cap
+    return ExperimentOptions.model_validate(known)
 
 
 def validate_options(**options: Any) -> ExperimentOptions:

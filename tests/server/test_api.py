@@ -132,7 +132,7 @@ def test_bad_query_values_are_422_naming_field_and_value(client, exp_id, path, p
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        ({"concurrency": 0}, "concurrency: input should be greater than 0, got 0"),
+        ({"concurrency": 0}, "concurrency: input should be greater than or equal to 1, got 0"),
         ({"concurrency": "2"}, "concurrency: input should be a valid integer, got '2'"),
         ({"max_trials": 2.5}, "max_trials: input should be a valid integer, got 2.5"),
         ({"max_duration": "-3m"}, "max_duration: expected a positive number of seconds"),

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hyperlab import __version__
+from hyperlab.cli._common import trial_number
 from hyperlab.cli._optuna import add_import_optuna, cmd_import_optuna
 from hyperlab.cli._reading import cmd_export, cmd_logs, cmd_ls, cmd_rm, cmd_show, cmd_trials
 from hyperlab.cli._running import STORAGE_VAR, cmd_resume, cmd_run, cmd_stop
@@ -125,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     trials.add_argument("--limit", type=int, help="show at most N trials")
     logs = commands.add_parser("logs", help="a trial's stdout (or stderr), or its error")
     logs.add_argument("id", help="experiment id (or its unique name)")
-    logs.add_argument("trial", type=int, help="trial number")
+    logs.add_argument("trial", type=trial_number, help="trial number")
     logs.add_argument("--stderr", action="store_true", help="show stderr.log instead")
     logs.add_argument("--follow", "-f", action="store_true", help="keep printing until it ends")
     export = commands.add_parser("export", help="one row per trial as CSV or JSON")

@@ -18,6 +18,22 @@ class BadStore(HyperlabError):
     """The store given (``--storage``, the config's ``storage``) cannot be opened: bad input."""
 
 
+def trial_number(text: str) -> int:
+    """A trial number given on the command line (an argparse ``type``): 0 .. the largest
+    number the store keeps."""
+    from hyperlab.config import MAX_TRIAL_NUMBER
+
+    try:
+        number = int(text)
+    except ValueError:
+        number = -1
+    if not 0 <= number <= MAX_TRIAL_NUMBER:
+        raise argparse.ArgumentTypeError(
+            f"expected a trial number from 0 to {MAX_TRIAL_NUMBER}, got {text!r}"
+        )
+    return number
+
+
 def hyperlab_command(store: Any) -> str:
     """How to call ``hyperlab`` on ``store``: with ``--storage`` unless it is the default one
     (a password in the URL shown as ``***``)."""

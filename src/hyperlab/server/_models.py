@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from hyperlab.config import ExperimentOptions, parse_duration
+from hyperlab.config import (
+    MAX_CONCURRENCY,
+    MAX_DURATION,
+    MAX_TRIALS,
+    Concurrency,
+    ExperimentOptions,
+    TrialCount,
+    parse_duration,
+)
 from hyperlab.store import Control, ControlKind, ExperimentSummary, TrialEvent, UnreadableRequest
 from hyperlab.trial import ExperimentStatus, Mode, Report, Trial, TrialStatus
 
@@ -262,15 +270,22 @@ class ControlsAccepted(BaseModel):
 class ExperimentPatch(BaseModel):
     """``PATCH /api/v1/experiments/{id}``: new values for a running experiment.
 
-    Each field given becomes one control request to the driver.
+    Each field given becomes one control request to the driver. The ranges are the options'
+    (``hyperlab.config``): what a config file or ``hyperlab.run`` accepts, this accepts.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    concurrency: StrictInt | None = Field(default=None, gt=0, description="Trials at once.")
-    max_trials: StrictInt | None = Field(default=None, gt=0, description="Trials to create.")
+    concurrency: Concurrency | None = Field(
+        default=None, description=f"Trials at once, 1 .. {MAX_CONCURRENCY}."
+    )
+    max_trials: TrialCount | None = Field(
+        default=None, description=f"Trials to create, 1 .. {MAX_TRIALS}."
+    )
     max_duration: float | None = Field(
-        default=None, description="Seconds, or a string like '90s', '30m', '2h', '1d'."
+        default=None,
+        description="Seconds, or a string like '90s', '30m', '2h', '1d'; at most "
+        f"{MAX_DURATION:.0f} (ten years).",
     )
 
     @field_validator("max_duration", mode="before")

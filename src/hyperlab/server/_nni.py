@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Body, Query, Request, Response
 
 from hyperlab import __version__
-from hyperlab._steering import check_request, imported_results
+from hyperlab._steering import check_request, control_value, imported_results
 from hyperlab.config import parse_duration
 from hyperlab.errors import ConfigError, ExperimentNotFound, SearchSpaceError
 from hyperlab.server._context import context
@@ -106,10 +106,10 @@ def _update(record: ExperimentRecord, update_type: str, params: dict[str, Any]) 
     if update_type == "SEARCH_SPACE":
         return _space_update(record, value)
     if update_type == "MAX_EXEC_DURATION":
-        return SetMaxDuration(value=parse_duration(value, f"params.{name}") or 0.0)
-    if update_type == "TRIAL_CONCURRENCY":
-        return SetConcurrency(value=_positive_int(value, name))
-    return SetMaxTrials(value=_positive_int(value, name))
+        seconds = parse_duration(value, f"params.{name}")
+        return control_value(SetMaxDuration, f"params.{name}", seconds)
+    kind = SetConcurrency if update_type == "TRIAL_CONCURRENCY" else SetMaxTrials
+    return control_value(kind, f"params.{name}", _positive_int(value, name))
 
 
 def _served_at(request: Request, record: ExperimentRecord) -> tuple[str | None, int | None]:

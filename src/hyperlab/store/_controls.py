@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from hyperlab.config import describe_validation_error
+from hyperlab.config import MAX_DURATION, Concurrency, TrialCount, describe_validation_error
 from hyperlab.errors import ConfigError
 
 __all__ = [
@@ -77,21 +77,21 @@ class SetConcurrency(_Request):
     """Run up to ``value`` trials at once from now on."""
 
     kind: Literal[ControlKind.SET_CONCURRENCY] = ControlKind.SET_CONCURRENCY
-    value: int = Field(ge=1)
+    value: Concurrency
 
 
 class SetMaxTrials(_Request):
     """Create at most ``value`` trials in all."""
 
     kind: Literal[ControlKind.SET_MAX_TRIALS] = ControlKind.SET_MAX_TRIALS
-    value: int = Field(ge=1)
+    value: TrialCount
 
 
 class SetMaxDuration(_Request):
     """End the experiment once it has run ``value`` seconds."""
 
     kind: Literal[ControlKind.SET_MAX_DURATION] = ControlKind.SET_MAX_DURATION
-    value: float = Field(gt=0, allow_inf_nan=False)
+    value: float = Field(gt=0, le=MAX_DURATION, allow_inf_nan=False)
 
 
 class UpdateSearchSpace(_Request):
