@@ -33,11 +33,27 @@ exp.run()
 """
 
 
+# a trial that reports as fast as it can: the driver is nearly always reading a message or
+# writing reports, the moments a Ctrl-C used to cut in two (a torn pipe ended the trial FAILED;
+# an interrupted commit left SQLite's write lock held, and the final flush waited on it)
+FLOOD = SCRIPT.replace("time.sleep(0.01)", "pass").replace("10_000", "10_000_000")
+
+
 @pytest.mark.parametrize("executor", ["inprocess", "processes"])
 def test_ctrl_c_stops_the_experiment_and_says_how_to_resume(tmp_path, executor):
+    _interrupt_and_check(tmp_path, executor, SCRIPT, pause=0.3)
+
+
+@pytest.mark.parametrize("pause", [0.0, 0.03, 0.1, 0.2, 0.45])
+@pytest.mark.parametrize("executor", ["inprocess", "processes"])
+def test_ctrl_c_at_any_moment_of_a_flood_of_reports(tmp_path, executor, pause):
+    _interrupt_and_check(tmp_path, executor, FLOOD, pause=pause)
+
+
+def _interrupt_and_check(tmp_path: Path, executor: str, script: str, pause: float) -> None:
     url = f"sqlite:///{tmp_path / 'h.db'}"
     proc = subprocess.Popen(
-        [sys.executable, "-c", SCRIPT, url, executor],
+        [sys.executable, "-c", script, url, executor],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -56,7 +72,7 @@ def test_ctrl_c_stops_the_experiment_and_says_how_to_resume(tmp_path, executor):
         if trials and store.get_trial(experiment_id, 0).reports:  # a worker has started
             break
         time.sleep(0.05)
-    time.sleep(0.3)
+    time.sleep(pause)
     os.kill(proc.pid, signal.SIGINT)
     _, stderr = proc.communicate(timeout=30)
     assert proc.returncode != 0 and "KeyboardInterrupt" in stderr

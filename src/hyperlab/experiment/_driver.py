@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from hyperlab._interrupts import interrupts_deferred
 from hyperlab.assessors.base import Assessor, Resume, Stop
 from hyperlab.config import ExperimentOptions
 from hyperlab.environment import EnvironmentCapture
@@ -339,7 +340,14 @@ class Driver:
             ExperimentBusy: another driver runs the experiment (nothing was started).
             LeaseLost: another driver took the experiment over while this one ran (after
                 this one failed to renew its lease in time); this one wrote nothing more.
+            KeyboardInterrupt: on Ctrl-C, once the experiment is STOPPED and recorded; the
+                interrupt waits for the end of a store write or a message read that it
+                would cut in two (``hyperlab._interrupts``).
         """
+        with interrupts_deferred():
+            return self._run()
+
+    def _run(self) -> ExperimentStatus:
         # every group commit records the experiment time spent (max_duration's count)
         lease = self.store.acquire_lease(self.id, owner=uuid.uuid4().hex, elapsed=self.elapsed)
         self._elapsed0 = lease.elapsed

@@ -24,6 +24,7 @@ from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from hyperlab._interrupts import critical
 from hyperlab.errors import ConfigError, ExperimentNotFound, LeaseLost, StoreError, TrialNotFound
 from hyperlab.store._api_reads import ApiReads
 from hyperlab.store._buffer import WriteBuffer
@@ -640,7 +641,7 @@ class Store(ApiReads):
     @contextlib.contextmanager
     def _read(self) -> Iterator[Connection]:
         self._check_open()
-        with self._lock:
+        with critical(), self._lock:  # a Ctrl-C lets the connection go back whole
             try:
                 with self._engine.connect() as conn:
                     yield conn
@@ -650,7 +651,7 @@ class Store(ApiReads):
     @contextlib.contextmanager
     def _write(self, action: str) -> Iterator[Connection]:
         self._check_open()
-        with self._lock:
+        with critical(), self._lock:  # a Ctrl-C cannot leave a transaction holding the lock
             try:
                 with self._engine.connect().execution_options(**WRITE) as conn, conn.begin():
                     yield conn

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hyperlab._interrupts import critical
 from hyperlab.errors import ConfigError, HyperlabError
 from hyperlab.executors._command._logs import CappedLog, open_for_trial
 from hyperlab.executors._command._orphans import (
@@ -460,12 +461,12 @@ class CommandExecutor(Executor):
 
     def _read_channel(self, run: CommandRun) -> int:
         """Deliver the complete lines the trial appended since the last read."""
-        chunks = [run.buffer]
-        while chunk := run.reader.read(65536):
-            chunks.append(chunk)
-        data = b"".join(chunks)
-        lines = data.split(b"\n")
-        run.buffer = lines.pop()  # an incomplete last line waits for the rest
+        with critical():  # what is read off the file is kept, whatever Ctrl-C cuts
+            chunks = [run.buffer]
+            while chunk := run.reader.read(65536):
+                chunks.append(chunk)
+            lines = b"".join(chunks).split(b"\n")
+            run.buffer = lines.pop()  # an incomplete last line waits for the rest
         delivered = 0
         for line in lines:
             message = parse_line(line)

@@ -14,6 +14,7 @@ from typing import Any
 
 import cloudpickle
 
+from hyperlab._interrupts import critical
 from hyperlab.errors import ConfigError
 from hyperlab.executors._exceptions import load_exception
 from hyperlab.executors._gpu_memory import GpuWatch
@@ -197,7 +198,8 @@ class ProcessExecutor(Executor):
     def _drain(self, slot: _Slot) -> None:
         try:
             while slot.number is not None and slot.events.poll():
-                data = slot.events.recv_bytes()
+                with critical():  # Ctrl-C between a message's length and body tears the pipe
+                    data = slot.events.recv_bytes()
                 try:
                     message = pickle.loads(data)
                 except Exception as exc:  # pickled there, not loadable here: a report's value
