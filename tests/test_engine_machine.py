@@ -92,19 +92,6 @@ ASSESSORS: list[tuple[str | None, dict[str, Any]]] = [
 ]
 
 
-def pausing(name: Any, args: dict[str, Any] | None) -> bool:
-    """Schedulers whose replayed state is not yet compared; see below."""
-    return name == "hyperband" or (args or {}).get("variant") == "promotion"
-
-
-PAUSING = {"hyperband", "asha (promotion)"}
-"""Schedulers whose replayed state is not yet compared (left for a follow-up, see the issue
-note): when the budget is spent at the very moment (the same fake-clock time) a trial reports
-or ends, the replay cannot tell which came first, and these two decide a rung differently by
-that order (Hyperband promotes a trial that reported before the bracket closed, but leaves one
-that ended before it waiting). ASHA's stopping variant and the median rule are compared."""
-
-
 class EngineMachine(RuleBasedStateMachine):
     """One experiment, steered at random; see the module docstring."""
 
@@ -324,8 +311,6 @@ def check_replay(before: Lockstep, after: Lockstep) -> None:
     assert replayed == proposed, f"trial {number}: replay proposes {replayed}, not {proposed}"
     if old.scheduling.assessor is None:
         return
-    if pausing(old.options.assessor, old.options.assessor_args):
-        return  # see PAUSING
     # what the fresh driver asks its assessor first, asked of both
     limit = new.max_trials
     no_more = (limit is not None and number >= limit) or new.exhausted or new.drain_asked

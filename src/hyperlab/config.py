@@ -254,11 +254,15 @@ class ExperimentOptions(BaseModel):
     suggested: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Recorded by the driver: the distributions trials defined as they ran
     (``hyperlab.suggest``), name to NNI spec."""
-    budget_signals: list[tuple[float, int, bool]] = Field(default_factory=list)
+    budget_signals: list[
+        tuple[float, int, bool] | tuple[float, int, bool, list[tuple[int, int, bool]]]
+    ] = Field(default_factory=list)
     """Recorded by the driver: each time it told the assessor that no trial numbered ``count``
-    or above would be created (``(time, count, True)``: the budget was spent, the tuner ran
-    out) and that more would after all (``(time, count, False)``: the budget was raised), so
-    that a resumed experiment's replay tells its fresh assessor the same at the same moments."""
+    or above would be created (``(time, count, True, heard)``: the budget was spent, the tuner
+    ran out) and that more would after all (``(time, count, False, heard)``: the budget was
+    raised), with what the assessor had heard of each trial by then (``heard``: ``(number,
+    reports, ended)``), so that a resumed experiment's replay tells its fresh assessor the same
+    at the same point of the trials' history. Older records have no ``heard``."""
 
     _durations = field_validator("max_duration", "trial_timeout", mode="before")(_duration_field)
 

@@ -348,7 +348,8 @@ def test_a_budget_raised_after_it_was_spent_replays_the_rungs_closed_meanwhile()
     live = _fed()
     live.actions(2.0, no_more=True, count=1)  # max_trials=1 is spent: rung 0 closes
     live.actions(3.0, no_more=False, count=1)  # raised to 2
-    assert live.signals == [(2.0, 1, True), (3.0, 1, False)]  # what the driver records
+    heard = [(0, 1, False)]  # trial 0: one report, not ended
+    assert live.signals == [(2.0, 1, True, heard), (3.0, 1, False, heard)]  # as recorded
     replayed = Scheduling(asha(variant="promotion", max_resource=4, reduction_factor=2))
     replayed.replay(
         [
@@ -362,3 +363,30 @@ def test_a_budget_raised_after_it_was_spent_replays_the_rungs_closed_meanwhile()
     assert replayed.actions(4.0, no_more=False, count=1) == live.actions(
         4.0, no_more=False, count=1
     )
+
+
+def test_a_report_that_reached_the_driver_after_the_budget_was_spent_replays_after_it():
+    # found by the engine's state machine: trial 1's report, stamped before the budget was
+    # spent (or at the same instant), reached the driver after it; by time alone a replay
+    # fed it first, and rung 0 closed with both trials in it instead of trial 0 alone
+    def scheduler() -> Scheduling:
+        return Scheduling(asha(variant="promotion", max_resource=4, reduction_factor=2))
+
+    first, second = trial(0), trial(1)
+    live = scheduler()
+    live.started(first, 0.0)
+    live.started(second, 0.0)
+    live.reported(first, report(0, 0.5), 1.0)
+    live.actions(2.0, no_more=True, count=2)  # max_trials=2 is spent
+    late = Report(0, {"loss": 0.1}, 1.5)  # stamped by the trial before the budget was spent
+    live.reported(second, late, late.time)
+    stored = [
+        Trial("asha", 0, {"x": 0}, TrialStatus.RUNNING, started_at=0.0, reports=(report(0, 0.5),)),
+        Trial("asha", 1, {"x": 1}, TrialStatus.RUNNING, started_at=0.0, reports=(late,)),
+    ]
+    replayed = scheduler()
+    replayed.replay(stored, live.signals)
+    assert _picture(replayed) == _picture(live)
+    by_time = scheduler()  # what a record without what was heard gives: not the same
+    by_time.replay(stored, [signal[:3] for signal in live.signals])
+    assert _picture(by_time) != _picture(live)

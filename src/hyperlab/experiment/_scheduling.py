@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hyperlab.assessors.base import Action, Assessor, Decision
 from hyperlab.errors import TrialError
 from hyperlab.trial import Report, Trial, TrialStatus
 
-__all__ = ["Scheduling", "Verdict"]
+__all__ = ["BudgetSignal", "Scheduling", "Verdict"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,13 @@ _VERDICTS = {
 }
 
 
+BudgetSignal = tuple[float, int, bool] | tuple[float, int, bool, list[tuple[int, int, bool]]]
+"""``(time, count, no_more, heard)``: when the assessor was told that no trial numbered
+``count`` or above would be created (``no_more``) or that more would after all, and what it had
+heard of each trial by then: ``(number, reports, ended)``. Signals recorded before ``heard`` was
+kept have three fields; a replay orders those by time alone."""
+
+
 class Scheduling:
     """Feeds ``assessor`` (None: nothing is judged, every trial goes on).
 
@@ -47,55 +55,69 @@ class Scheduling:
         self.assessor = assessor
         self._silent_warned = False
         self._no_more = False  # the assessor was last told no more trials will be created
-        self.signals: list[tuple[float, int, bool]] = []
-        """When the assessor was told no more trials would come, or more would after all:
-        ``(time, count, no_more)`` at each change, for the driver to record and a replay to
-        tell a fresh assessor again (``ExperimentOptions.budget_signals``)."""
+        self._heard: dict[int, tuple[int, bool]] = {}  # number -> (reports fed, its end fed)
+        self.signals: list[BudgetSignal] = []
+        """When the assessor was told no more trials would come, or more would after all,
+        at each change, for the driver to record and a replay to tell a fresh assessor again
+        (``ExperimentOptions.budget_signals``)."""
 
-    def replay(self, history: list[Trial], signals: Sequence[tuple[float, int, bool]] = ()) -> None:
+    def replay(self, history: list[Trial], signals: Sequence[Sequence[Any]] = ()) -> None:
         """Feed a fresh assessor the stored trials (with their reports) and the recorded
-        ``signals`` (no more trials, more after all), in time order."""
-        self.signals = [(float(t), int(count), bool(flag)) for t, count, flag in signals]
+        ``signals`` (no more trials, more after all).
+
+        The trials' starts, reports and ends go in the time order they were stamped with,
+        except around a signal: what the assessor had heard when it was told goes before it,
+        what it had not yet heard after it, whatever their stamps (a report stamped before
+        the budget was spent may have reached the driver after; with a coarse clock the two
+        share a time)."""
+        self.signals = [_signal_of(signal) for signal in signals]
         if self.signals:
             self._no_more = self.signals[-1][2]
         if self.assessor is None:
             return
-        moments: list[tuple[float, int, int, int, Trial | None, Report | None]] = []
-        for index, (when, count, _) in enumerate(self.signals):
-            moments.append((when, 3, count, index, None, None))
-        for trial in history:
-            if trial.started_at is not None:
-                moments.append((trial.started_at, 0, trial.number, 0, trial, None))
-            elif trial.parent is not None and trial.created_at is not None:
-                # a branch asked for but not started before the crash: the assessor knows it
-                moments.append((trial.created_at, 0, trial.number, 0, trial, None))
-            for i, step in enumerate(trial.reports):
-                moments.append((step.time, 1, trial.number, i, trial, step))
-            interrupted = trial.status is TrialStatus.SYS_CANCELED  # it runs again: not ended
-            ended = trial.status.is_finished() or trial.status is TrialStatus.PAUSED
-            if ended and not interrupted and trial.finished_at is not None:
-                moments.append((trial.finished_at, 2, trial.number, 0, trial, None))
-        moments.sort(key=lambda m: m[:4])
-        for when, kind, number, index, subject, report in moments:
-            if subject is None:  # a signal: told as the driver told it, then acted on
-                self._signal(when, number, self.signals[index][2])
-            elif kind == 0:
-                self.assessor.on_start(subject, when)
-            elif report is not None:
-                with contextlib.suppress(TrialError):  # that trial failed for it then too
-                    self.assessor.on_report(subject, report, when)
-            else:
-                self.assessor.on_end(subject, when)
+        queue = sorted(_moments(history), key=lambda m: m[:4])
+        for signal in self.signals:
+            told = _told_before(signal)
+            rest = []
+            for moment in queue:
+                if told(moment):
+                    self._feed(moment)
+                else:
+                    rest.append(moment)
+            self._signal(signal[0], signal[1], signal[2])
+            queue = rest
+        for moment in queue:
+            self._feed(moment)
+
+    def _feed(self, moment: _Moment) -> None:
+        assert self.assessor is not None
+        when, kind, _, _, trial, report = moment
+        if kind == _START:
+            self._hear(trial.number, ended=False)
+            self.assessor.on_start(trial, when)
+        elif report is not None:
+            self._hear(trial.number, report=True)
+            with contextlib.suppress(TrialError):  # that trial failed for it then too
+                self.assessor.on_report(trial, report, when)
+        else:
+            self._hear(trial.number, ended=True)
+            self.assessor.on_end(trial, when)
+
+    def _hear(self, number: int, *, report: bool = False, ended: bool | None = None) -> None:
+        reports, was_ended = self._heard.get(number, (0, False))
+        self._heard[number] = (reports + report, was_ended if ended is None else ended)
 
     def started(self, trial: Trial, now: float) -> None:
         """``trial`` started (or was resumed)."""
         if self.assessor is not None:
+            self._hear(trial.number, ended=False)
             self.assessor.on_start(trial, now)
 
     def reported(self, trial: Trial, report: Report, now: float) -> Verdict | None:
         """The verdict on ``trial`` after ``report``; None when it goes on."""
         if self.assessor is None:
             return None
+        self._hear(trial.number, report=True)
         try:
             decision = self.assessor.on_report(trial, report, now)
         except TrialError as exc:
@@ -122,6 +144,7 @@ class Scheduling:
                 "with hyperlab.report(...))",
                 file=sys.stderr,
             )
+        self._hear(trial.number, ended=True)
         self.assessor.on_end(trial, now)
 
     def admits(self, number: int) -> bool:
@@ -136,10 +159,11 @@ class Scheduling:
         if self.assessor is None:
             return []
         last = self.signals[-1] if self.signals else None
+        heard = sorted((number, *seen) for number, seen in self._heard.items())
         if no_more and (last is None or not last[2] or last[1] != count):
-            self.signals.append((now, count, True))
+            self.signals.append((now, count, True, heard))
         elif not no_more and self._no_more:  # the budget was raised since
-            self.signals.append((now, count, False))
+            self.signals.append((now, count, False, heard))
             self.assessor.on_more_trials(count, now)
         self._no_more = no_more
         if no_more:
@@ -157,3 +181,53 @@ class Scheduling:
         else:
             self.assessor.actions(now)
             self.assessor.on_more_trials(count, now)
+
+
+_START, _REPORT, _END = 0, 1, 2
+_Moment = tuple[float, int, int, int, Trial, Report | None]
+"""``(time, kind, trial number, report index, trial, report)``: one thing a trial did."""
+
+
+def _moments(history: list[Trial]) -> Iterator[_Moment]:
+    """What the stored trials did, as the assessor heard it: starts, reports, ends."""
+    for trial in history:
+        if trial.started_at is not None:
+            yield (trial.started_at, _START, trial.number, 0, trial, None)
+        elif trial.parent is not None and trial.created_at is not None:
+            # a branch asked for but not started before the crash: the assessor knows it
+            yield (trial.created_at, _START, trial.number, 0, trial, None)
+        for i, step in enumerate(trial.reports):
+            yield (step.time, _REPORT, trial.number, i, trial, step)
+        interrupted = trial.status is TrialStatus.SYS_CANCELED  # it runs again: not ended
+        ended = trial.status.is_finished() or trial.status is TrialStatus.PAUSED
+        if ended and not interrupted and trial.finished_at is not None:
+            yield (trial.finished_at, _END, trial.number, 0, trial, None)
+
+
+def _signal_of(recorded: Sequence[Any]) -> BudgetSignal:
+    """A recorded signal as stored (JSON lists), typed."""
+    when, count, no_more = float(recorded[0]), int(recorded[1]), bool(recorded[2])
+    if len(recorded) < 4:
+        return (when, count, no_more)
+    heard = [(int(n), int(reports), bool(ended)) for n, reports, ended in recorded[3]]
+    return (when, count, no_more, heard)
+
+
+def _told_before(signal: BudgetSignal) -> Callable[[_Moment], bool]:
+    """Whether the assessor had heard a moment when it was told ``signal``."""
+    if len(signal) < 4:  # recorded without what was heard: by time, ends first
+        return lambda moment: moment[:2] < (signal[0], _END + 1)
+    heard = {number: (reports, ended) for number, reports, ended in signal[3]}
+
+    def told(moment: _Moment) -> bool:
+        _, kind, number, index, trial, _ = moment
+        if number not in heard:
+            return False
+        reports, ended = heard[number]
+        if kind == _START:
+            return True
+        if kind == _REPORT:
+            return index < reports
+        return ended and reports >= len(trial.reports)  # not an end it was resumed from
+
+    return told
