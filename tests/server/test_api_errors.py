@@ -191,7 +191,7 @@ def test_odd_query_values_never_fail_the_server(client, route):
         ("POST", "import", {"results": "x"}, "body: expected"),
         ("POST", "import", {"results": [{"params": {}, "value": "low"}]}, "results[0]"),
         ("POST", "import", [{"parameter": {"lr": 2.0}, "value": 1}], "results[0].params: lr"),
-        ("PATCH", "", {"concurrency": -1}, "concurrency: input should be greater than 0"),
+        ("PATCH", "", {"concurrency": -1}, "concurrency: input should be greater than or equal"),
     ],
 )
 def test_bad_bodies_are_422_before_anything_is_sent(client, method, path, body, expected):

@@ -57,7 +57,11 @@ def importances(
     forest = _forest(seed)
     names = list(space.names)
     dims = space.dimensions()
-    owner = np.array([names.index(d.path.split("/", 1)[0]) for d in dims], dtype=np.int64)
+    # dimensions come depth-first: a top-level parameter's (the one without a condition),
+    # then its nested ones; so each belongs to the last top-level one before it (its path
+    # cannot tell: names may hold the "/" paths are joined with)
+    top = np.fromiter((d.condition is None for d in dims), dtype=np.int64, count=len(dims))
+    owner = np.cumsum(top) - 1
     rows, ys = [], []
     for p, y in zip(params, targets, strict=True):
         try:

@@ -3,14 +3,19 @@ importance, and quantities of the filtered trials for scatter and parallel-coord
 
 Everything stays small at 100,000 trials: curves are decimated (``_series.downsample``), scatter
 and parallel data are an even sample of the filtered trials (picked in SQL by a hash of the
-trial number, so only the sampled trials have their JSON read), and results are remembered by
-change cursor (or, for importance, by the number of succeeded trials), so a polling dashboard
-recomputes only after something changed. Answers say when they were thinned.
+trial number, so only the sampled trials have their JSON read, here: any parameter or metric
+name works), a parallel answer holds at most ``MAX_AXES`` parameters and ``MAX_VALUES`` values,
+and results are remembered by change cursor (or, for importance, by the number of succeeded
+trials), so a polling dashboard recomputes only after something changed. Answers say when they
+were thinned.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -18,13 +23,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from hyperlab.errors import ConfigError
 from hyperlab.server._context import READ_ERRORS, ApiContext, ExperimentId, context, error_responses
-from hyperlab.server._filters import (
-    FilterParams,
-    check_name,
-    parse_filter,
-    parse_key,
-    parse_numbers,
-)
+from hyperlab.server._filters import FilterParams, parse_filter, parse_key, parse_numbers
 from hyperlab.server._importance import MAX_TRIALS, importances
 from hyperlab.server._listing import Snapshot
 from hyperlab.server._overview import best_numbers, overview, succeeded, summary
@@ -39,8 +38,9 @@ from hyperlab.server._plot_models import (
     TrialColumnsOut,
 )
 from hyperlab.server._series import best_so_far, downsample, evenly
-from hyperlab.space import LogNormal, LogUniform, QLogNormal, QLogUniform, SearchSpace
+from hyperlab.space import Choice, LogNormal, LogUniform, QLogNormal, QLogUniform, SearchSpace
 from hyperlab.store import ExperimentRecord
+from hyperlab.store._codec import dumps
 from hyperlab.store._trial_queries import Key, NestedName, Range, TrialFilter
 from hyperlab.trial import Trial, TrialStatus, objective_key
 
@@ -52,6 +52,13 @@ _KEYS = ("number", "value", "duration", "started", "finished", "param", "metric"
 _LOG_TYPES = (LogUniform, QLogUniform, LogNormal, QLogNormal)
 _HAS_VALUE = Range()  # any number: the key must be present
 _STOPPED = (TrialStatus.EARLY_STOPPED, TrialStatus.PAUSED)
+_JSON_KINDS = ("param", "metric")  # keys read from the trials' JSON
+
+MAX_AXES = 50
+"""The most parameters a parallel-coordinates answer holds (more are not readable as lines)."""
+MAX_VALUES = 200_000
+"""The most values (trials x axes) a parallel-coordinates answer holds: beyond it, fewer trials
+are sampled than ``max_points`` asks for (the answer's ``max_points`` says how many)."""
 
 MaxPoints = Annotated[
     int,
@@ -63,7 +70,26 @@ def _key_name(key: Key) -> str:
     return key.kind if key.name is None else f"{key.kind}.{key.name}"
 
 
-def _axis(record: ExperimentRecord, key: Key, raw: list[Any]) -> AxisOut:
+def _space(
+    ctx: ApiContext, record: ExperimentRecord, *, needed: bool = False
+) -> SearchSpace | None:
+    """The experiment's search space, parsed once per version of it; None if this version of
+    hyperlab cannot read it (a ConfigError saying why when it is ``needed``)."""
+    memo_key = ("space", record.id, record.created_at, dumps(record.space))
+    found = ctx.memo.get(memo_key)
+    if found is None:
+        try:
+            found = (SearchSpace.from_nni(record.space), "")
+        except ConfigError as exc:
+            found = (None, str(exc))
+        ctx.memo.put(memo_key, found)
+    space, problem = found
+    if space is None and needed:
+        raise ConfigError(f"experiment {record.id}: its search space cannot be read: {problem}")
+    return space
+
+
+def _axis(space: SearchSpace | None, key: Key, raw: list[Any]) -> AxisOut:
     """An axis of ``key`` with its raw values (choice indexes become the options)."""
     if key.choices is not None:
         options = [o.name if isinstance(o, NestedName) else o for o in key.choices.options]
@@ -72,13 +98,81 @@ def _axis(record: ExperimentRecord, key: Key, raw: list[Any]) -> AxisOut:
             key=_key_name(key), kind="choice", scale="linear", options=options, values=values
         )
     scale: Literal["linear", "log"] = "linear"
-    if key.kind == "param" and key.name is not None:
-        try:
-            parameter = SearchSpace.from_nni(record.space).get(key.name)
-        except ConfigError:
-            parameter = None
-        scale = "log" if isinstance(parameter, _LOG_TYPES) else "linear"
+    if key.kind == "param" and key.name is not None and space is not None:
+        scale = "log" if isinstance(space.get(key.name), _LOG_TYPES) else "linear"
     return AxisOut(key=_key_name(key), kind="number", scale=scale, options=None, values=raw)
+
+
+def _reader(space: SearchSpace | None, key: Key) -> Callable[[Any], Any]:
+    """How to read ``key`` (a parameter or a metric) from a trial's decoded params or metrics:
+    a finite number, or a choice's option index; None when missing or of another type.
+
+    Read here, not by the database, so that any name works (SQLite's JSON paths cannot hold a
+    double quote, neither database's a NUL) and a choice of many options costs a dict lookup.
+    """
+    name = key.name
+    choice = space.get(name) if key.choices is not None and space is not None else None
+
+    def read(document: Any) -> Any:
+        if not isinstance(document, dict) or name not in document:
+            return None
+        value = document[name]
+        if isinstance(choice, Choice):
+            try:
+                return choice.index(value)
+            except ValueError:
+                return None
+        return value if type(value) in (int, float) and math.isfinite(value) else None
+
+    return read
+
+
+def _sample(
+    ctx: ApiContext,
+    record: ExperimentRecord,
+    where: TrialFilter,
+    keys: list[Key],
+    points: int,
+    must: list[Key],
+    *,
+    params: bool = False,
+) -> tuple[int, bool, list[tuple[Any, ...]]]:
+    """(trials passing ``where``, sampled?, rows ``(number, status, *values of keys[,
+    params])`` of at most ``points`` of them that have each key in ``must``).
+
+    The database filters, counts and samples; parameters and metrics are read from the
+    sampled trials' JSON here. The count leaves out the conditions that parameters and
+    metrics be present (which would read every trial's JSON).
+    """
+    plain = [key for key in keys if key.kind not in _JSON_KINDS]
+    where = _require(where, [key for key in must if key.kind not in _JSON_KINDS])
+    total = ctx.store.count_trials(record.id, where)
+    fraction = None if total <= points else min(1.0, 1.05 * points / total)
+    kinds = {key.kind for key in keys}
+    sampled = ctx.store.sample_trials(
+        record.id,
+        where,
+        plain,
+        fraction=fraction,
+        params=params or "param" in kinds,
+        metrics="metric" in kinds,
+    )
+    space = _space(ctx, record) if "param" in kinds else None
+    readers = {key: _reader(space, key) for key in keys if key.kind in _JSON_KINDS}
+    needed = [i for i, key in enumerate(keys) if key in must]
+    rows = []
+    for row in sampled:
+        documents = {"param": row[2 + len(plain)] if params or "param" in kinds else None}
+        documents["metric"] = row[-1] if "metric" in kinds else None
+        given = iter(row[2 : 2 + len(plain)])
+        values = [
+            readers[key](documents[key.kind]) if key in readers else next(given) for key in keys
+        ]
+        if all(values[i] is not None for i in needed):
+            rows.append((row[0], row[1], *values, *((documents["param"],) if params else ())))
+    if len(rows) > points:
+        rows = [rows[i] for i in evenly(len(rows), points).tolist()]
+    return total, fraction is not None, rows
 
 
 def _sampled_rows(
@@ -89,24 +183,12 @@ def _sampled_rows(
     points: int,
     must: list[Key],
 ) -> tuple[int, bool, list[tuple[Any, ...]]]:
-    """(trials passing ``where``, sampled?, rows of ``keys`` of at most ``points`` of them that
-    have each key in ``must``), remembered by change cursor.
-
-    The count leaves out the conditions that parameters and metrics be present (which would
-    read every trial's JSON); only the sampled trials are checked for them.
-    """
-    store = ctx.store
-    cursor = store.change_cursor(record.id)
+    """``_sample``, remembered by change cursor."""
+    cursor = ctx.store.change_cursor(record.id)
     memo_key = (record.id, record.created_at, where, tuple(keys), tuple(must), points, cursor)
     found = ctx.memo.get(memo_key)
     if found is None:
-        plain = [key for key in must if key.kind not in ("param", "metric")]
-        total = store.count_trials(record.id, _require(where, plain))
-        fraction = None if total <= points else min(1.0, 1.05 * points / total)
-        rows = store.sample_trials(record.id, _require(where, must), keys, fraction=fraction)
-        if len(rows) > points:
-            rows = [rows[i] for i in evenly(len(rows), points).tolist()]
-        found = (total, fraction is not None, rows)
+        found = _sample(ctx, record, where, keys, points, must)
         ctx.memo.put(memo_key, found)
     return found
 
@@ -123,7 +205,8 @@ def _columns(
     """The columns of ``keys``; trials must have the last ``required`` keys (all by default)."""
     must = keys if required is None else keys[len(keys) - required :]
     total, sampled, rows = _sampled_rows(ctx, record, where, keys, points, must)
-    axes = [_axis(record, key, [row[2 + i] for row in rows]) for i, key in enumerate(keys)]
+    space = _space(ctx, record)
+    axes = [_axis(space, key, [row[2 + i] for row in rows]) for i, key in enumerate(keys)]
     return TrialColumnsOut(
         experiment_id=record.id,
         total=total,
@@ -163,7 +246,10 @@ def scatter(
 ) -> TrialColumnsOut:
     ctx = context(request)
     record = ctx.store.get_experiment(experiment_id)
-    keys = [parse_key(record, x, "x", allow=_KEYS), parse_key(record, y, "y", allow=_KEYS)]
+    keys = [
+        parse_key(record, x, "x", allow=_KEYS, sql=False),
+        parse_key(record, y, "y", allow=_KEYS, sql=False),
+    ]
     return _columns(ctx, record, parse_filter(record, filters), keys, max_points)
 
 
@@ -180,7 +266,11 @@ def parallel(
     filters: Annotated[FilterParams, Depends()],
     params: Annotated[
         str | None,
-        Query(description="The parameters, comma-separated; default: every top-level one."),
+        Query(
+            description=f"The parameters, comma-separated, or a JSON list of names (for names "
+            f"with commas); at most {MAX_AXES}. Default: the first {MAX_AXES} top-level ones.",
+            examples=["lr,batch", '["a,b","c"]'],
+        ),
     ] = None,
     target: Annotated[str, Query(description="value, or metric.NAME.")] = "value",
     max_points: MaxPoints = 1000,
@@ -188,16 +278,34 @@ def parallel(
     ctx = context(request)
     record = ctx.store.get_experiment(experiment_id)
     if params is None:
-        try:
-            names = list(SearchSpace.from_nni(record.space).names)
-        except ConfigError:
-            names = []
+        space = _space(ctx, record)
+        names = [] if space is None else list(space.names)[:MAX_AXES]
     else:
-        names = [name.strip() for name in params.split(",") if name.strip()]
-    keys = [parse_key(record, f"param.{name}", "params", allow=("param",)) for name in names]
-    goal = parse_key(record, target, "target", allow=("value", "metric"))
+        names = _names(params, "params")
+    keys = [
+        parse_key(record, f"param.{name}", "params", allow=("param",), sql=False) for name in names
+    ]
+    goal = parse_key(record, target, "target", allow=("value", "metric"), sql=False)
     where = parse_filter(record, filters)
-    return _columns(ctx, record, where, [*keys, goal], max_points, required=1)
+    points = max(1, min(max_points, MAX_VALUES // (len(keys) + 1)))
+    return _columns(ctx, record, where, [*keys, goal], points, required=1)
+
+
+def _names(text: str, field: str) -> list[str]:
+    """Parameter names: comma-separated, or a JSON list of strings; at most ``MAX_AXES``."""
+    if text.lstrip().startswith("["):
+        try:
+            names = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{field}: {text!r} is not a JSON list: {exc}") from None
+        if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            raise ConfigError(f"{field}: expected a JSON list of names, got {text!r}")
+    else:
+        names = [name.strip() for name in text.split(",") if name.strip()]
+    names = list(dict.fromkeys(names))
+    if len(names) > MAX_AXES:
+        raise ConfigError(f"{field}: at most {MAX_AXES} parameters, got {len(names)}")
+    return names
 
 
 @router.get(
@@ -285,8 +393,7 @@ def curves(
         best = best_numbers(overview(ctx.snapshots, store, record), mode, count)
         numbers += [n for n in best if n not in numbers]
     chosen = store.trials_by_number(record.id, numbers)
-    name = check_name(metric, "metric") if metric else None
-    name = name or _curve_metric(ctx, record, [t.number for t in chosen])
+    name = metric or _curve_metric(ctx, record, [t.number for t in chosen])
     points = [] if name is None else store.curve_points(record.id, [t.number for t in chosen], name)
     by_trial: dict[int, list[tuple[int, float | None]]] = {}
     for point in points:
@@ -337,24 +444,16 @@ def importance(
     ctx = context(request)
     store = ctx.store
     record = store.get_experiment(experiment_id)
-    goal = parse_key(record, target, "target", allow=("value", "metric"))
-    try:
-        space = SearchSpace.from_nni(record.space)
-    except ConfigError as exc:
-        raise ConfigError(
-            f"experiment {record.id}: its search space cannot be read: {exc}"
-        ) from None
+    goal = parse_key(record, target, "target", allow=("value", "metric"), sql=False)
+    space = _space(ctx, record, needed=True)
+    assert space is not None
     done = TrialFilter(statuses=frozenset({TrialStatus.SUCCEEDED}))
     counts = summary(overview(ctx.snapshots, store, record), store, record).counts
     n_finished = counts.get(TrialStatus.SUCCEEDED, 0)
-    memo_key = ("importance", record.id, record.created_at, goal, str(record.space), n_finished)
+    memo_key = ("importance", record.id, record.created_at, goal, dumps(record.space), n_finished)
     found = ctx.memo.get(memo_key)
     if found is None:
-        where = _require(done, [goal])
-        total = store.count_trials(record.id, where)
-        fraction = None if total <= MAX_TRIALS else min(1.0, 1.05 * MAX_TRIALS / total)
-        rows = store.sample_trials(record.id, where, [goal], fraction=fraction, params=True)
-        rows = [rows[i] for i in evenly(len(rows), MAX_TRIALS).tolist()]
+        _, sampled, rows = _sample(ctx, record, done, [goal], MAX_TRIALS, [goal], params=True)
         scores, used = importances(
             space, [row[-1] for row in rows], [row[2] for row in rows], seed=record.seed % 2**32
         )
@@ -365,7 +464,7 @@ def importance(
             method="random_forest",
             n_finished=n_finished,
             n_used=used,
-            sampled=len(rows) < total,
+            sampled=sampled,
             params=[ParamImportanceOut(name=n, importance=v) for n, v in ranked],
         )
         ctx.memo.put(memo_key, found)

@@ -167,10 +167,18 @@ class ApiReads:
         *,
         fraction: float | None,
         params: bool = False,
+        metrics: bool = False,
     ) -> list[tuple[Any, ...]]:
-        """(number, status, *key values[, params]) of the trials passing ``where`` by number,
-        about ``fraction`` of them (the same ones each time) or all when None."""
+        """(number, status, *key values[, params][, metrics]) of the trials passing ``where``
+        by number, about ``fraction`` of them (the same ones each time) or all when None;
+        ``params`` and ``metrics`` add each trial's, decoded."""
         with self._read() as conn:
             return sample_columns(
-                conn, experiment_id, where, keys, fraction=fraction, params=params
+                conn,
+                experiment_id,
+                where,
+                keys,
+                fraction=fraction,
+                params=params,
+                metrics=metrics,
             )

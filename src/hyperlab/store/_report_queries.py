@@ -18,7 +18,13 @@ from sqlalchemy.engine import Connection
 
 from hyperlab.store._codec import loads
 from hyperlab.store._schema import reports, trial_events, trials
-from hyperlab.store._trial_queries import Key, TrialFilter, json_number, key_expression
+from hyperlab.store._trial_queries import (
+    Key,
+    TrialFilter,
+    addressable,
+    json_number,
+    key_expression,
+)
 from hyperlab.store._trial_queries import where_clauses as trial_where
 from hyperlab.trial import Report, TrialStatus
 
@@ -141,9 +147,13 @@ def curve_points(
     conn: Connection, experiment_id: str, numbers: Sequence[int], metric: str
 ) -> list[CurvePoint]:
     """The intermediate values of ``metric`` reported by these trials in their current attempt,
-    by trial and step (a report without a number for ``metric`` gives ``value=None``)."""
+    by trial and step (a report without a number for ``metric`` gives ``value=None``).
+
+    A name the database's JSON functions cannot read (``addressable``) is read from the
+    decoded metrics instead."""
     r, t = reports.c, trials.c
-    value = json_number(conn.dialect.name, r.metrics, metric)
+    in_sql = addressable(conn.dialect.name, metric)
+    value = json_number(conn.dialect.name, r.metrics, metric) if in_sql else cast(r.metrics, Text)
     query = (
         select(r.number, r.step, value)
         .select_from(
@@ -157,9 +167,12 @@ def curve_points(
         .where(r.experiment_id == experiment_id, r.number.in_(list(numbers)))
         .order_by(r.number, r.step, r.time, r.id)
     )
+    rows = conn.execute(query)
+    if not in_sql:
+        rows = ((number, step, loads(text).get(metric)) for number, step, text in rows)
     return [
         CurvePoint(number, step, value if type(value) in (int, float) else None)
-        for number, step, value in conn.execute(query)
+        for number, step, value in rows
     ]
 
 
@@ -171,14 +184,17 @@ def sample_columns(
     *,
     fraction: float | None,
     params: bool = False,
+    metrics: bool = False,
 ) -> list[tuple[Any, ...]]:
-    """(number, status, *key values[, params]) of the trials passing ``where``, by number.
+    """(number, status, *key values[, params][, metrics]) of the trials passing ``where``, by
+    number.
 
     Args:
         fraction: Keep about this fraction of them, picked by a hash of the trial number (the
             same trials every time, spread evenly over the numbers), None for all. The hash is
             tested before the other conditions, so only the trials kept have their JSON read.
-        params: Add each trial's parameters (decoded) as the last column.
+        params: Add each trial's parameters (decoded) as a column.
+        metrics: Add each trial's final metrics (decoded) as the last column.
     """
     dialect = conn.dialect.name
     t = trials.c
@@ -188,17 +204,15 @@ def sample_columns(
         hashed = (t.number * literal(_SAMPLE_MULTIPLIER, BigInteger)) % SAMPLE_MODULUS
         clauses.insert(1, hashed < threshold)
     columns: list[Any] = [t.number, t.status, *(key_expression(dialect, key) for key in keys)]
-    if params:
-        columns.append(cast(t.params, Text))
+    documents = [column for column, wanted in ((t.params, params), (t.metrics, metrics)) if wanted]
+    columns.extend(cast(column, Text) for column in documents)
     rows = conn.execute(select(*columns).where(*clauses).order_by(t.number)).all()
     width = len(keys)
     out = []
     for row in rows:
         values = [v if type(v) in (int, float) else None for v in row[2 : 2 + width]]
-        item: tuple[Any, ...] = (row[0], TrialStatus(row[1]), *values)
-        if params:
-            item = (*item, loads(row[-1]))
-        out.append(item)
+        decoded = [loads(text) for text in row[2 + width :]]
+        out.append((row[0], TrialStatus(row[1]), *values, *decoded))
     return out
 
 

@@ -14,6 +14,7 @@ values sort last in either direction; ties go by trial number.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
@@ -52,6 +53,7 @@ __all__ = [
     "TrialFilter",
     "TrialOrder",
     "TrialPage",
+    "addressable",
     "count_trials",
     "fetch_tuples",
     "key_expression",
@@ -156,11 +158,25 @@ class TrialOrder:
 # ---- expressions -------------------------------------------------------------------------
 
 
+_ESCAPED_IN_JSON = re.compile(r'["\\\x00-\x1f]')
+
+
+def addressable(dialect: str, name: str) -> bool:
+    """Whether the dialect's JSON functions can read the field ``name``: PostgreSQL's read any
+    name without a NUL (which its text cannot hold); SQLite's compare a path's name with the
+    key as the JSON text writes it, so they never find a name that JSON escapes (a double
+    quote, a backslash, a control character). Readers that must take every name read the
+    others from the decoded JSON."""
+    if dialect == "postgresql":
+        return "\x00" not in name
+    return _ESCAPED_IN_JSON.search(name) is None
+
+
 def _sqlite_path(name: str) -> str:
-    if '"' in name:
+    if not addressable("sqlite", name):
         raise ConfigError(
-            f"{name!r}: a name with a double quote cannot be read from SQLite's JSON; "
-            "rename the parameter or metric"
+            f"{name!r}: a name with a double quote, a backslash or a control character cannot "
+            "be read from SQLite's JSON; rename the parameter or metric"
         )
     return f'$."{name}"'
 
