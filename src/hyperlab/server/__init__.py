@@ -67,14 +67,17 @@ def create_app(
             ``sqlite:///`` or ``postgresql://`` URL); the app opens one store and closes it on
             shutdown. An open ``Store`` is used as is and left open (pass the driver's own
             store to serve a ``":memory:"`` experiment).
-        experiment_id: The experiment the NNI-compatible routes serve when a request does not
-            name one with ``?experiment_id=``; None for the newest experiment in the store.
-            It need not exist yet.
+        experiment_id: The one experiment the app is for (``run --port``, ``view``): the
+            NNI-compatible routes serve it when a request does not name one with
+            ``?experiment_id=``, and ``session_token`` is good for it alone. None for a server of
+            the whole store: NNI's routes then serve the newest experiment, and
+            ``session_token`` is good for every one. It need not exist yet.
         host: The address the app is served on: requests must name it (or a loopback name) in
             their ``Host`` header, and beyond loopback every request needs a token.
         port: The port it is served on (checked in ``Host`` headers), or None for any.
-        session_token: A token good for every experiment of the store (the one the dashboard
-            link carries); None for none: writes then need the experiment's own token.
+        session_token: The server's token (the one the dashboard link carries): good for
+            ``experiment_id``, or for every experiment of the store when that is None; None for
+            none: writes then need the experiment's own token.
 
     Raises:
         ImportError: when FastAPI is not installed.
@@ -91,6 +94,7 @@ def create_app(
         port=port,
         session_token=session_token,
         experiment_token=app.state.hyperlab.experiment_token,
+        experiment_id=experiment_id,
         cookie="hyperlab_token" if port is None else f"hyperlab_token_{port}",
     )
     app.state.policy = policy
@@ -106,7 +110,8 @@ class BackgroundServer:
         host: The address it listens on.
         port: The port it listens on (the one picked when 0 was asked for).
         url: ``http://host:port``.
-        token: The session token, good for writes to every experiment it serves.
+        token: The session token: good for writes to every experiment it serves, or to its one
+            experiment when it was started for one (``serve_in_background(experiment_id=)``).
         login_url: ``url`` with the token: opening it in a browser sets the cookie that lets
             the dashboard steer experiments (print it once; the token is a secret).
     """
@@ -176,8 +181,11 @@ def serve_in_background(
         port: The TCP port; 0 picks a free one (read it from ``.port`` or ``.url``).
         host: The address to listen on: loopback by default; ``"0.0.0.0"`` for every interface,
             where every request then needs a token.
-        experiment_id: The NNI-compatible routes' default experiment.
-        token: The session token (``.token``, in ``.login_url``); None makes a new one.
+        experiment_id: The one experiment the server is for (the NNI-compatible routes'
+            default, and the only one its token is good for); None to serve the whole store
+            with a token good for every experiment.
+        token: The session token (``.token``, in ``.login_url``): pass the experiment's own
+            token with ``experiment_id``; None makes a new one.
 
     Raises:
         ImportError: when FastAPI or uvicorn is not installed.

@@ -1,4 +1,5 @@
-"""What every route shares: the app's store, its default experiment, and sending controls.
+"""What every route shares: the app's store, its default experiment, the experiment a request
+acts on, and sending controls.
 
 The server only reads the store and appends control requests to it; the experiment's driver
 picks them up, applies them and records the outcome (see DESIGN.md, "Control goes through the
@@ -9,12 +10,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import HTTPException, Path, Request
+from fastapi import Depends, HTTPException, Path, Request
 
 from hyperlab._steering import not_running
 from hyperlab.errors import ExperimentNotFound, HyperlabError
 from hyperlab.server._listing import MemoCache, Snapshots
 from hyperlab.server._models import ControlOut, ControlsAccepted, ErrorOut
+from hyperlab.server._security import AmbiguousExperiment, experiment_of
 from hyperlab.server._tokens import read_token
 from hyperlab.store import ControlRequest, ExperimentRecord, Store
 from hyperlab.trial import Trial
@@ -26,6 +28,7 @@ __all__ = [
     "ApiContext",
     "ExperimentId",
     "TrialNumber",
+    "acted_on",
     "context",
     "error_responses",
 ]
@@ -35,6 +38,8 @@ MAX_ID = 2**62
 """The largest id or cursor a route accepts (row ids are 64-bit integers)."""
 
 _ERRORS = {
+    400: "The experiment is named ambiguously: experiment_id twice, empty, or other than the "
+    "path's.",
     401: "No token: writes need X-Hyperlab-Token (or the dashboard's cookie).",
     403: "A wrong token, or a write from another site.",
     404: "No such experiment, trial or control.",
@@ -53,18 +58,47 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     return {code: {"model": ErrorOut, "description": _ERRORS[code]} for code in codes}
 
 
-READ_ERRORS = error_responses(404, 422, 503)
+READ_ERRORS = error_responses(400, 404, 422, 503)
 """The errors a read route answers."""
-WRITE_ERRORS = error_responses(401, 403, 404, 409, 413, 415, 422, 503)
+WRITE_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 415, 422, 503)
 """The errors a route that sends a control request answers."""
 
-ExperimentId = Annotated[
-    str,
-    Path(
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$",
-        description="The experiment's id (1 to 32 letters, digits, _, - or .).",
-    ),
-]
+
+def acted_on(request: Request) -> str | None:
+    """The experiment ``request`` acts on: the one its token was checked against
+    (``hyperlab.server._security.experiment_of``: the path's id, else ``?experiment_id=``, else
+    the app's default experiment); None when it names none and the app has no default.
+
+    Raises:
+        HTTPException: 400 when the request names its experiment ambiguously.
+    """
+    try:
+        return experiment_of(request.scope, context(request).experiment_id)
+    except AmbiguousExperiment as exc:
+        raise HTTPException(400, str(exc)) from None
+
+
+def _path_experiment(
+    request: Request,
+    experiment_id: Annotated[
+        str,
+        Path(
+            pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$",
+            description="The experiment's id (1 to 32 letters, digits, _, - or .).",
+        ),
+    ],
+) -> str:
+    acting = acted_on(request)
+    if acting != experiment_id:  # both read the request's path: only a bug could part them
+        raise HTTPException(
+            400, f"experiment_id: the path names {experiment_id!r}, the request {acting!r}"
+        )
+    return acting
+
+
+ExperimentId = Annotated[str, Depends(_path_experiment)]
+"""The experiment of a route under ``/api/v1/experiments/{experiment_id}``: the path's id, the
+one the request's token was checked against (``acted_on``)."""
 TrialNumber = Annotated[
     int, Path(ge=0, le=MAX_TRIAL_NUMBER, description="The trial's number (0, 1, 2...).")
 ]
@@ -101,14 +135,13 @@ class ApiContext:
                 self._tokens[experiment_id] = token
         return token
 
-    def pick_experiment(self, requested: str | None) -> ExperimentRecord:
-        """The experiment a single-experiment route serves: ``requested``, else the app's
-        default, else the newest in the store.
+    def pick_experiment(self, experiment_id: str | None) -> ExperimentRecord:
+        """The experiment a single-experiment route serves: ``experiment_id`` (what
+        ``acted_on`` answers), else the newest in the store.
 
         Raises:
             ExperimentNotFound: when that experiment does not exist or the store is empty.
         """
-        experiment_id = requested or self.experiment_id
         if experiment_id is None:
             newest = self.store.list_experiments()[:1]
             if not newest:

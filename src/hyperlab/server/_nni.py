@@ -20,7 +20,9 @@ GET    version                      hyperlab's version, as a JSON string
 
 One experiment is served per request, as NNI's manager serves one: the one named by the
 query parameter ``?experiment_id=ID``, else the app's default (``create_app(...,
-experiment_id=ID)``), else the newest experiment in the store. Changes become control requests
+experiment_id=ID)``), else the newest experiment in the store. It is read once
+(``_nni_common.Selected``), as the token was checked against it; ``experiment_id`` given twice
+or empty is a 400, never a fall back to the default. Changes become control requests
 in the store, like every other control; the routes wait briefly for the driver's outcome (see
 ``_nni_common``).
 """

@@ -17,7 +17,7 @@ from fastapi import Depends, HTTPException, Query, Request, Response
 from fastapi import Path as PathParam
 
 from hyperlab.errors import TrialNotFound
-from hyperlab.server._context import context
+from hyperlab.server._context import acted_on, context
 from hyperlab.server._models import ControlOut, ControlsAccepted
 from hyperlab.store import Control, ControlRequest, ExperimentRecord
 from hyperlab.trial import Trial
@@ -41,14 +41,16 @@ def _selected(
     request: Request,
     experiment_id: Annotated[
         str | None,
-        Query(description="The experiment to serve; default: the app's, else the newest."),
+        Query(description="The experiment, named once; default: the app's, else the newest."),
     ] = None,
 ) -> ExperimentRecord:
-    return context(request).pick_experiment(experiment_id)
+    del experiment_id  # declared for the OpenAPI document; acted_on read it (and checked it)
+    return context(request).pick_experiment(acted_on(request))
 
 
 Selected = Annotated[ExperimentRecord, Depends(_selected)]
-"""The experiment a request is about (``?experiment_id=``, else the app's, else the newest)."""
+"""The experiment a request is about (``?experiment_id=``, else the app's, else the newest):
+the one its token was checked against."""
 TrialJobId = Annotated[str, PathParam(description="A trial's id: <experiment id>-<number>.")]
 
 

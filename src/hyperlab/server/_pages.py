@@ -28,7 +28,7 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Resp
 from pydantic import BaseModel, Field
 
 from hyperlab import __version__
-from hyperlab.server._context import error_responses
+from hyperlab.server._context import acted_on, error_responses
 from hyperlab.server._security import Policy, authorise, headers_of
 
 __all__ = ["STATIC", "router"]
@@ -142,7 +142,7 @@ class SessionOut(BaseModel):
     response_model=SessionOut,
     tags=["dashboard"],
     summary="Whether this browser may steer the experiment (it holds the right token)",
-    responses=error_responses(422),
+    responses=error_responses(400, 422),
 )
 def session(
     request: Request,
@@ -151,6 +151,7 @@ def session(
     ] = None,
 ) -> SessionOut:
     policy: Policy = request.app.state.policy
+    experiment_id = acted_on(request)  # the one the query names (once), else the server's
     status, _ = authorise(policy, headers_of(request.scope), experiment_id)
     what = f"hyperlab show {experiment_id}" if experiment_id else "the command that started it"
     return SessionOut(

@@ -12,15 +12,25 @@ answers under its own host name. ``Guard`` (an ASGI middleware) refuses, with a 
 - a write that says it comes from another site (``Origin`` naming another host, or
   ``Sec-Fetch-Site: cross-site``) with 403;
 - a body over ``max_body`` bytes with 413;
+- a request that names its experiment ambiguously (``experiment_id`` twice, empty, or other
+  than the path's) with 400;
 - a write without a token (401) or with a wrong one (403): on hyperlab's own routes always, on
   NNI's (whose client cannot send one) only when the server listens beyond loopback, where
   every request, reads included, needs a token.
 
-A token is the experiment's own (``<experiment folder>/token``; see ``_tokens``) or the
-server's session token, which is good for every experiment it serves. It comes in the header
-``X-Hyperlab-Token``, as ``Authorization: Bearer <token>``, or in the cookie the dashboard link
-sets: a GET with ``?token=<session token>`` gets the cookie (HttpOnly, SameSite=Strict) and is
-redirected to the same address without the token.
+A token is good for one experiment, or for every experiment of a server:
+
+- an experiment's own token (``<experiment folder>/token``; see ``_tokens``) for that
+  experiment;
+- the server's session token: for every experiment it serves when it serves the whole store
+  (``hyperlab serve``), for its one experiment only when it was started for one
+  (``Policy.experiment_id``: ``run --port``, ``view``, where it is that experiment's token).
+
+The experiment a request acts on is read once, by ``experiment_of``: the token is checked
+against it here, and the routes act on it (``hyperlab.server._context.acted_on``). A token
+comes in the header ``X-Hyperlab-Token``, as ``Authorization: Bearer <token>``, or in the cookie
+the dashboard link sets: a GET with ``?token=<session token>`` gets the cookie (HttpOnly,
+SameSite=Strict) and is redirected to the same address without the token.
 """
 
 from __future__ import annotations
@@ -35,7 +45,17 @@ from urllib.parse import parse_qsl, urlencode
 
 from hyperlab.server._tokens import same_token
 
-__all__ = ["API_PREFIX", "NNI_PREFIX", "Guard", "Policy", "authorise", "headers_of", "is_loopback"]
+__all__ = [
+    "API_PREFIX",
+    "NNI_PREFIX",
+    "AmbiguousExperiment",
+    "Guard",
+    "Policy",
+    "authorise",
+    "experiment_of",
+    "headers_of",
+    "is_loopback",
+]
 
 API_PREFIX = "/api/v1"
 NNI_PREFIX = f"{API_PREFIX}/nni"
@@ -44,6 +64,8 @@ MAX_BODY = 16 * 1024 * 1024
 TOKEN_HEADER = "x-hyperlab-token"
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+EXPERIMENT_PARAM = "experiment_id"
+_ACTED_ON = "hyperlab.experiment"  # where experiment_of keeps its answer in a request's state
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -70,8 +92,12 @@ class Policy:
         host: The address the server listens on.
         port: Its port, or None when the app is not bound to one (tests, embedding): any port
             in a ``Host`` header is then accepted.
-        session_token: The server's own token, good for every experiment; None for none.
+        session_token: The server's own token: good for every experiment, or for
+            ``experiment_id`` alone when that is set; None for none.
         experiment_token: The token of an experiment by id (None when it has none).
+        experiment_id: The one experiment the server was started for (``run --port``,
+            ``view``): what a request that names none acts on, and the only one the session
+            token is good for; None for a server of the whole store (``hyperlab serve``).
         cookie: The name of the cookie that carries the token (one per port: browsers share
             cookies between the ports of a host).
         max_body: The largest request body accepted, in bytes.
@@ -81,6 +107,7 @@ class Policy:
     port: int | None
     session_token: str | None
     experiment_token: Callable[[str], str | None]
+    experiment_id: str | None = None
     cookie: str = "hyperlab_token"
     max_body: int = MAX_BODY
 
@@ -123,9 +150,14 @@ class Guard:
                 send, 421, f"Host header {shown!r} does not name this server ({where})", nni
             )
             return
+        try:
+            experiment = experiment_of(scope, policy.experiment_id)
+        except AmbiguousExperiment as exc:
+            await _refuse(send, 400, str(exc), nni)
+            return
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         if method in ("GET", "HEAD") and "token" in query and not path.startswith(API_PREFIX):
-            await self._login(scope, send, query, nni)
+            await self._login(scope, send, query, experiment, nni)
             return
         if method not in READS:
             problem = _cross_site(headers, policy)
@@ -153,22 +185,25 @@ class Guard:
                 return
         needs_token = not policy.loopback or (method not in READS and not nni)
         if needs_token:
-            problem_status, problem = authorise(policy, headers, _experiment_of(path, query))
+            problem_status, problem = authorise(policy, headers, experiment)
             if problem_status:
                 await _refuse(send, problem_status, problem, nni)
                 return
         elif method not in READS and nni and _given_token(headers, policy):
-            status, problem = authorise(policy, headers, _experiment_of(path, query))
+            status, problem = authorise(policy, headers, experiment)
             if status:  # a token given must be right, even where none is needed
                 await _refuse(send, status, problem, nni)
                 return
         await self.app(scope, _replay(body, receive) if method not in READS else receive, send)
 
-    async def _login(self, scope: Scope, send: Send, query: dict[str, str], nni: bool) -> None:
+    async def _login(
+        self, scope: Scope, send: Send, query: dict[str, str], experiment: str | None, nni: bool
+    ) -> None:
         """Exchange ``?token=`` for the cookie and send the browser to the clean address."""
         policy = self.policy
         token = query.pop("token")
-        if not same_token(token, policy.session_token):
+        status, _ = authorise(policy, {TOKEN_HEADER: token}, experiment)
+        if status:
             await _refuse(send, 403, "the token in this link is not this server's", nni)
             return
         location = scope["path"] + (f"?{urlencode(query)}" if query else "")
@@ -194,8 +229,10 @@ class Guard:
 
 
 def authorise(policy: Policy, headers: dict[str, str], experiment: str | None) -> tuple[int, str]:
-    """``(0, "")`` when the request's headers carry a token good for ``experiment`` (or, for
-    None, for the whole server), else the status (401 missing, 403 wrong) and why."""
+    """``(0, "")`` when the request's headers carry a token good for ``experiment`` (what
+    ``experiment_of`` answered: None for a request about no experiment on a server of the whole
+    store, which only the session token opens), else the status (401 missing, 403 wrong) and
+    why."""
     given = _given_token(headers, policy)
     if given is None:
         where = "" if policy.loopback else " (this server listens beyond loopback)"
@@ -204,7 +241,7 @@ def authorise(policy: Policy, headers: dict[str, str], experiment: str | None) -
             "dashboard link the server printed (`hyperlab show ID` prints it again); an "
             "experiment's token is in its folder's 'token' file"
         )
-    if same_token(given, policy.session_token):
+    if same_token(given, policy.session_token) and policy.experiment_id in (None, experiment):
         return 0, ""
     if experiment is not None and same_token(given, policy.experiment_token(experiment)):
         return 0, ""
@@ -251,13 +288,57 @@ def _given_token(headers: dict[str, str], policy: Policy) -> str | None:
     return morsel.value if morsel is not None and morsel.value else None
 
 
-def _experiment_of(path: str, query: dict[str, str]) -> str | None:
-    """The experiment a request is about: ``/api/v1/experiments/<id>/...``, or NNI's
-    ``?experiment_id=``."""
+class AmbiguousExperiment(ValueError):
+    """A request names its experiment ambiguously (answered with 400)."""
+
+
+def experiment_of(scope: Scope, default: str | None) -> str | None:
+    """The experiment a request acts on: the id in ``/api/v1/experiments/<id>[/...]``, or the
+    query's ``experiment_id`` (NNI's routes), else ``default`` (the experiment the server was
+    started for; None for a server of the whole store: NNI's routes then act on the newest).
+
+    Read once per request: the answer is kept in the request's state, so the token check
+    (``Guard``) and the route (``hyperlab.server._context.acted_on``) act on the same one.
+
+    Raises:
+        AmbiguousExperiment: ``experiment_id`` is given more than once, empty, or names
+            another experiment than the path.
+    """
+    state = scope.setdefault("state", {})
+    if _ACTED_ON not in state:
+        try:
+            state[_ACTED_ON] = _named(scope) or default
+        except AmbiguousExperiment as exc:
+            state[_ACTED_ON] = exc
+    acted_on = state[_ACTED_ON]
+    if isinstance(acted_on, AmbiguousExperiment):
+        raise acted_on
+    return acted_on
+
+
+def _named(scope: Scope) -> str | None:
+    """The experiment the request's path or query names, if any (``experiment_of``)."""
+    pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    queried = [value for key, value in pairs if key == EXPERIMENT_PARAM]
     prefix = f"{API_PREFIX}/experiments/"
-    if path.startswith(prefix):
-        return path[len(prefix) :].split("/", 1)[0] or None
-    return query.get("experiment_id")
+    path = scope["path"]
+    in_path = path[len(prefix) :].split("/", 1)[0] if path.startswith(prefix) else ""
+    if len(queried) > 1:
+        raise AmbiguousExperiment(
+            f"{EXPERIMENT_PARAM}: given {len(queried)} times ({', '.join(map(repr, queried))}); "
+            "name the experiment once"
+        )
+    if queried == [""]:
+        raise AmbiguousExperiment(
+            f"{EXPERIMENT_PARAM}: empty; name an experiment, or leave {EXPERIMENT_PARAM} out "
+            "for the server's own one"
+        )
+    if queried and in_path and queried[0] != in_path:
+        raise AmbiguousExperiment(
+            f"{EXPERIMENT_PARAM}: {queried[0]!r} in the query conflicts with {in_path!r} in the "
+            f"path; leave {EXPERIMENT_PARAM} out of the query"
+        )
+    return in_path or (queried[0] if queried else None)
 
 
 def _cross_site(headers: dict[str, str], policy: Policy) -> str | None:
