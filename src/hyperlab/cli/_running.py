@@ -21,6 +21,7 @@ from hyperlab.cli._common import (
     read_result,
 )
 from hyperlab.errors import ConfigError, StoreError, TrialError
+from hyperlab.server._tokens import open_private_log
 
 STOP_WAIT = 60.0  # seconds `hyperlab stop` waits for the driver to confirm
 
@@ -92,7 +93,7 @@ def _detach(experiment: Any, args: argparse.Namespace) -> int:
     command += ["resume", experiment_id, "--quiet"]
     if args.port is not None:
         command += ["--port", str(args.port), "--host", args.host]
-    with open(log_path, "ab") as log:
+    with open_private_log(log_path) as log:  # the driver keeps the link out of it anyway
         driver = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,

@@ -365,7 +365,7 @@ class Experiment:
             self._server = serve_in_background(
                 self._store, port, host=host, experiment_id=self.id, token=ensure_token(folder)
             )
-            _say(f"experiment {self.id}: dashboard at {self._server.link(self.id)}")
+            _say(f"experiment {self.id}: dashboard at {_dashboard(self._server, self.id, folder)}")
         try:
             self._driver = Driver(
                 self._store,
@@ -635,6 +635,18 @@ class Experiment:
         thread.join()
         if not self._wait_on_exit:
             _say(f"experiment {self.id} was stopped as the script ended. {self._resume_hint()}")
+
+
+def _dashboard(server: BackgroundServer, experiment_id: str, folder: Path) -> str:
+    """The experiment's dashboard link, with its token only for a terminal: a driver whose
+    output goes to a file (a detached driver's ``driver.log``, a job's log) names where the
+    token is instead, so that the token is in no file other users may read."""
+    if sys.stderr.isatty():
+        return server.link(experiment_id)
+    return (
+        f"{server.url}/experiments/{experiment_id} (to steer it from a browser, add ?token= "
+        f"with the token in {folder / 'token'}; `hyperlab show {experiment_id}` prints that link)"
+    )
 
 
 def _say(message: str) -> None:

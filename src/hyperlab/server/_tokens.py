@@ -5,6 +5,9 @@ its owner only (mode 0600); whoever can read that file (the user who runs the ex
 ``hyperlab`` CLI) can steer the experiment through the API. The dashboard link printed when a
 server starts carries a token once; the page exchanges it for a cookie.
 
+A token is written only to files readable by their owner alone: the token file, and a detached
+driver's log (``open_private_log``), which its launcher keeps the link out of anyway.
+
 Only the standard library is used here, so ``Experiment`` can make tokens without FastAPI.
 """
 
@@ -15,8 +18,16 @@ import hmac
 import os
 import secrets
 from pathlib import Path
+from typing import BinaryIO
 
-__all__ = ["TOKEN_FILE", "ensure_token", "new_token", "read_token", "same_token"]
+__all__ = [
+    "TOKEN_FILE",
+    "ensure_token",
+    "new_token",
+    "open_private_log",
+    "read_token",
+    "same_token",
+]
 
 TOKEN_FILE = "token"
 TOKEN_BYTES = 24
@@ -65,3 +76,16 @@ def same_token(given: str | None, expected: str | None) -> bool:
     if not given or not expected:
         return False
     return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def open_private_log(path: Path) -> BinaryIO:
+    """``path`` opened for appending, readable and writable by its owner only (mode 0600, made
+    so also when it existed): a background driver's log, which holds whatever the driver and its
+    trials print."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "ab")

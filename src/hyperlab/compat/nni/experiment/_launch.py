@@ -18,6 +18,7 @@ from typing import Any
 
 from hyperlab.cli._running import STORAGE_VAR
 from hyperlab.errors import HyperlabError
+from hyperlab.server._tokens import open_private_log
 from hyperlab.store import Store
 from hyperlab.trial import ExperimentStatus
 
@@ -148,7 +149,7 @@ def spawn_driver(
     command += ["resume", experiment_id, "--quiet", "--port", str(port), "--host", host]
     for name, value in (changes or {}).items():
         command += ["--" + name.replace("_", "-"), str(value)]
-    with open(log_path, "ab") as log:
+    with open_private_log(log_path) as log:
         process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
