@@ -94,3 +94,24 @@ def test_the_overview_of_an_empty_store_says_how_to_start(new_dash, tmp_path):
         assert "No experiments in this store yet" in empty.inner_text()
         assert "hyperlab run" in empty.inner_text()
         dash.shot("overview-empty", full_page=False)
+
+
+def test_a_server_for_one_experiment_offers_to_remove_no_other(new_dash, lab: Lab):
+    """The token of `run --port` or `view` steers its experiment only: the overview of its
+    server shows the other experiments without a remove button that would be refused."""
+    from hyperlab.server import serve_in_background
+    from hyperlab.server._tokens import ensure_token
+
+    token = ensure_token(lab.store.experiment_folder(lab.store.get_experiment(lab.spare_id)))
+    with serve_in_background(lab.url, 0, experiment_id=lab.spare_id, token=token) as server:
+        dash = new_dash()
+        dash.page.goto(server.login_url)
+        dash.page.get_by_test_id("experiments-table").wait_for()
+        for experiment_id, allowed in ((lab.done_id, False), (lab.spare_id, True)):
+            row = dash.page.locator(f'[data-testid=experiment-row][data-id="{experiment_id}"]')
+            button = row.get_by_test_id("remove-experiment")
+            assert button.is_enabled() is allowed, experiment_id
+            if not allowed:
+                assert button.get_attribute("title") == (
+                    f"This server's token steers experiment {lab.spare_id} only"
+                )

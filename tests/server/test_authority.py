@@ -249,6 +249,20 @@ def test_the_serve_commands_token_writes_to_every_experiment(store_of_three):
         assert default.json()["id"] == world["store"].list_experiments()[0].id
 
 
+def test_the_dashboards_session_says_which_experiments_the_token_steers(store_of_three):
+    world = store_of_three
+    a, b, ta = world["A"], world["B"], world["tokens"]["A"]
+    own_app = create_app(world["url"], experiment_id=a, session_token=ta)
+    with client_for(own_app, token=ta) as own:
+        session = own.get("/api/v1/session").json()
+        assert session["can_write"] is True and session["server_experiment"] == a
+        assert own.get(f"/api/v1/session?experiment_id={b}").json()["can_write"] is False
+    serve_app = create_app(world["url"], session_token=SERVER_TOKEN)
+    with client_for(serve_app, token=SERVER_TOKEN) as serve:
+        session = serve.get(f"/api/v1/session?experiment_id={b}").json()
+        assert session["can_write"] is True and session["server_experiment"] is None
+
+
 # ---- naming the experiment ambiguously -------------------------------------------------------
 
 

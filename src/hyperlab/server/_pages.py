@@ -133,6 +133,10 @@ class SessionOut(BaseModel):
 
     version: str
     can_write: bool = Field(description="Whether this browser's token allows writes.")
+    server_experiment: str | None = Field(
+        description="The one experiment this server was started for (``run --port``, "
+        "``view``), the only one its token steers; null for a server of the whole store."
+    )
     loopback: bool = Field(description="Whether the server listens on loopback only.")
     how: str = Field(description="How to get the token when ``can_write`` is false.")
 
@@ -157,6 +161,7 @@ def session(
     return SessionOut(
         version=__version__,
         can_write=status == 0,
+        server_experiment=policy.experiment_id,
         loopback=policy.loopback,
         how=(
             "Open the link with ?token= that hyperlab printed when this server started "

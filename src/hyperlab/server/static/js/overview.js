@@ -97,11 +97,15 @@ export function overviewView(root, route) {
   function row(e) {
     const href = link(e.id);
     const live = isLive(e);
-    const canRemove = state.session ? state.session.can_write : false;
+    // a server started for one experiment (run --port, view): its token steers that one only
+    const own = state.session?.server_experiment;
+    const other = own != null && own !== e.id;
+    const canRemove = state.session ? state.session.can_write && !other : false;
     const removeButton = live ? null : h("button", {
       class: "icon-button danger", type: "button", "data-testid": "remove-experiment",
       "aria-label": `Remove experiment ${e.id}`, disabled: !canRemove,
-      title: canRemove ? "Remove this experiment, its trials and its folder" : state.session?.how,
+      title: canRemove ? "Remove this experiment, its trials and its folder"
+        : other ? `This server's token steers experiment ${own} only` : state.session?.how,
       onclick: (event) => { event.stopPropagation(); remove(e); },
     }, icon("trash", 15));
     return h("tr", {
