@@ -154,7 +154,7 @@ def test_unsupported_nni_fields_are_named(project, extra, message):
             "search_space: space.json\ntrial: {command: x}\nmax_duration: soon\n",
             r"max_duration.*'soon'",
         ),
-        ("search_space: [1, 2\ntrial: {command: x}\n", r"not valid YAML/JSON at line \d+"),
+        ("search_space: [1, 2\ntrial: {command: x}\n", r"config.yml: invalid YAML at line \d+"),
         ("- just\n- a list\n", r"must hold a mapping"),
     ],
 )
@@ -164,7 +164,7 @@ def test_bad_config_files_get_one_clear_error(project, text, message):
 
 
 def test_missing_config_file(tmp_path):
-    with pytest.raises(ConfigError, match=r"cannot read .*nope.yml"):
+    with pytest.raises(ConfigError, match=r"nope.yml: config file not found"):
         load_config(tmp_path / "nope.yml")
 
 

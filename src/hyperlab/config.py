@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar, cast
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -436,24 +435,20 @@ class ExperimentConfig(ExperimentOptions):
 def load_config(path: str | os.PathLike) -> ExperimentConfig:
     """Read and validate an experiment config file: hyperlab's own format or NNI's v2 YAML.
 
+    The file is read strictly (``hyperlab._files``): at most 4 MiB, each key once per mapping,
+    and bounded nesting and aliases (docs/config.md, "How files are read").
+
     Raises:
-        ConfigError: unreadable file, invalid YAML/JSON (with its line), an unknown field (with
-            the nearest valid name), a wrong type, a missing search space file or code_dir.
+        ConfigError: unreadable or too large a file, invalid YAML/JSON (with its line), a key
+            given twice (with both lines), too deep a nesting or too many aliased values, an
+            unknown field (with the nearest valid name), a wrong type, a missing search space
+            file or code_dir.
     """
+    from hyperlab._files import read_yaml
     from hyperlab.compat.nni._config import is_nni_config, translate_nni_config
 
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigError(f"config: cannot read {str(path)!r}: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"config: {path} is not valid YAML/JSON{where}: {problem}") from None
+    data = read_yaml(path, what="config file")
     if not isinstance(data, dict):
         raise ConfigError(
             f"config: {path} must hold a mapping of fields, got {type(data).__name__}"

@@ -9,7 +9,6 @@ it (or says why it refused). No token is needed: whoever can open the store can 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -116,18 +115,10 @@ def _said(control: Any) -> str:
 
 
 def _json_argument(text: str, name: str) -> Any:
-    """JSON given inline, or ``@path`` for a file's."""
-    where = name
+    """JSON given inline, or ``@path`` for a file's, read strictly (``hyperlab._files``: each
+    key once per object, bounded nesting, a file of at most 4 MiB)."""
+    from hyperlab._files import parse_json, read_json
+
     if text.startswith("@"):
-        path = Path(text[1:]).expanduser()
-        where = str(path)
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise ConfigError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
+        return read_json(Path(text[1:]).expanduser(), what="JSON file")
+    return parse_json(text, name)

@@ -5,7 +5,6 @@ and the line. The spec dicts themselves are parsed by the parameter types
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,12 +20,19 @@ def read_nni(spec: str | os.PathLike[str]) -> tuple[str, Mapping[str, Any]]:
     """``(where, mapping)`` of NNI search-space JSON text (a string starting with ``{``) or of
     a ``.json`` / ``.yaml`` / ``.yml`` file; ``where`` names the source for messages.
 
+    Files and text are read strictly (``hyperlab._files``): a file of at most 4 MiB, each key
+    once per object, bounded nesting and YAML aliases.
+
     Raises:
-        SearchSpaceError: For a missing or unreadable file, invalid JSON/YAML (naming the file
-            and line), or a document that is not a mapping.
+        SearchSpaceError: For a missing, unreadable or too large file, invalid JSON/YAML or a
+            key given twice (naming the file and line), too deep a nesting, too many aliased
+            values, or a document that is not a mapping.
     """
+    from hyperlab._files import parse_json  # lazily: it imports yaml
+
     if isinstance(spec, str) and spec.lstrip().startswith("{"):
-        where, data = "search-space JSON text", _parse_json(spec, "search-space JSON text")
+        where = "search-space JSON text"
+        data = parse_json(spec, where, error=SearchSpaceError)
     elif isinstance(spec, (str, os.PathLike)):
         where, data = str(spec), _load_file(Path(spec))
     else:
@@ -42,30 +48,9 @@ def read_nni(spec: str | os.PathLike[str]) -> tuple[str, Mapping[str, Any]]:
     return where, data
 
 
-def _parse_json(text: str, where: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SearchSpaceError(
-            f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from None
-
-
 def _load_file(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SearchSpaceError(f"{path}: search-space file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SearchSpaceError(f"{path}: cannot read the search-space file: {exc}") from None
-    if path.suffix.lower() not in (".yaml", ".yml"):
-        return _parse_json(text, str(path))
-    import yaml  # lazily: only YAML files need it
+    from hyperlab._files import read_json, read_yaml
 
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or exc
-        raise SearchSpaceError(f"{path}: invalid YAML{line}: {problem}") from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return read_yaml(path, what="search-space file", error=SearchSpaceError)
+    return read_json(path, what="search-space file", error=SearchSpaceError)

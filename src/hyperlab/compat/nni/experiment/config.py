@@ -24,8 +24,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from hyperlab._files import read_yaml
 from hyperlab.compat.nni.experiment._base import ConfigBase, UnsupportedFeature
 from hyperlab.errors import ConfigError
 
@@ -177,14 +176,15 @@ class ExperimentConfig(ConfigBase):
     def load(cls, path: str | Path) -> ExperimentConfig:
         """The config in an NNI YAML (or JSON) file; its relative paths are the file's folder's.
 
+        The file is read strictly, as hyperlab's own config files are (at most 4 MiB, each key
+        once, bounded nesting and aliases: docs/config.md, "How files are read").
+
         Raises:
-            ConfigError: the file cannot be read or does not hold a mapping; as the constructor.
+            ConfigError: the file cannot be read, is not valid YAML/JSON, breaks one of those
+                rules, or does not hold a mapping; as the constructor.
         """
         path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"config: cannot read {str(path)!r}: {exc}") from None
+        data = read_yaml(path, what="NNI config file")
         if not isinstance(data, dict):
             raise ConfigError(f"config: {str(path)!r} must hold a mapping of fields")
         config = cls(**data)
