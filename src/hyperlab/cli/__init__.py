@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hyperlab import __version__
+from hyperlab._terminal import printable
 from hyperlab.cli._common import trial_number
 from hyperlab.cli._optuna import add_import_optuna, cmd_import_optuna
 from hyperlab.cli._reading import cmd_export, cmd_logs, cmd_ls, cmd_rm, cmd_show, cmd_trials
@@ -124,7 +125,14 @@ def _parser() -> argparse.ArgumentParser:
     trials.add_argument("--status", help="only trials with this status (e.g. FAILED)")
     trials.add_argument("--sort", choices=["number", "metric", "duration"], default="number")
     trials.add_argument("--limit", type=int, help="show at most N trials")
-    logs = commands.add_parser("logs", help="a trial's stdout (or stderr), or its error")
+    logs = commands.add_parser(
+        "logs",
+        help="a trial's stdout (or stderr), or its error",
+        description="Print a trial's stdout.log (or stderr.log) as the trial wrote it, as `cat` "
+        "would: control characters and escape sequences in it reach the terminal as they are "
+        "(every other command shows them escaped). For a function trial without log files, its "
+        "stored error, likewise.",
+    )
     logs.add_argument("id", help="experiment id (or its unique name)")
     logs.add_argument("trial", type=trial_number, help="trial number")
     logs.add_argument("--stderr", action="store_true", help="show stderr.log instead")
@@ -187,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HyperlabError as exc:
         if args.debug:
             raise
-        print(f"hyperlab: error: {exc}", file=sys.stderr)
+        print(f"hyperlab: error: {printable(str(exc), newlines=True)}", file=sys.stderr)
         # trials failed, or the store failed while in use: 1; a store that cannot be opened
         # (BadStore), an unknown id (a KeyError too) and every other error is bad input: 2
         failed = isinstance(exc, TrialError | StoreError) and not isinstance(exc, KeyError)
@@ -206,7 +214,7 @@ def _format_warning(
 ) -> str:
     """hyperlab's own warnings as one line, like its errors; other warnings as Python shows them."""
     if Path(filename).resolve().is_relative_to(Path(__file__).resolve().parents[1]):
-        return f"hyperlab: warning: {message}\n"
+        return f"hyperlab: warning: {printable(str(message), newlines=True)}\n"
     return _format_other_warning(message, category, filename, lineno, line)
 
 

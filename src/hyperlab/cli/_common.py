@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hyperlab._terminal import printable
 from hyperlab.errors import ConfigError, HyperlabError, StoreError
 
 
@@ -58,13 +59,24 @@ def open_store(args: argparse.Namespace) -> Any:
 
 
 def make_console() -> Any:
-    """Rich output; piped (and no $COLUMNS), one line per table row, for grep and scripts."""
+    """Rich output; piped (and no $COLUMNS), one line per table row, for grep and scripts.
+
+    Strings are printed as text: no markup, emoji codes or highlighting is read from them
+    (style with ``rich.text.Text``), and what comes from users goes through ``printable``.
+    """
     from rich.console import Console
 
-    console = Console()
+    console = Console(markup=False, emoji=False, highlight=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = 10_000  # a table is as wide as its content, not the console
     return console
+
+
+def heading(kind: str, record: Any) -> Any:
+    """``experiment ID`` in bold, then the experiment's name (as text): a ``show`` heading."""
+    from rich.text import Text
+
+    return Text.assemble((f"{kind} {record.id}", "bold"), f"  {printable(record.name or '')}")
 
 
 def when(seconds: float | None) -> str:
@@ -110,7 +122,7 @@ def trial_table(trials: list, title: str | None = None) -> Any:
             row.insert(1, "" if t.parent is None else f"#{t.parent}")
         if errors:
             row.append(last_line(t.error) if t.status is TrialStatus.FAILED else "")
-        table.add_row(*row)
+        table.add_row(*map(printable, row))
     return table
 
 
@@ -132,7 +144,7 @@ def read_result(store: Any, experiment_id: str) -> Any:
 
 def print_result(result: Any) -> None:
     """The summary line (status, trials, failures, best value) and the best parameters."""
-    print(result.summary(), flush=True)
+    print(printable(result.summary()), flush=True)
     if result.best_trial is not None:
         print(f"best parameters: {json.dumps(result.best_params, default=str)}", flush=True)
 

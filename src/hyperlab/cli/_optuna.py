@@ -13,6 +13,7 @@ import argparse
 import json
 from typing import Any
 
+from hyperlab._terminal import printable
 from hyperlab.cli._common import hyperlab_command, open_store
 
 __all__ = ["add_import_optuna", "cmd_import_optuna"]
@@ -52,11 +53,11 @@ def cmd_import_optuna(args: argparse.Namespace) -> int:
     print(f"skipped: {skipped or 'none'}")
     print("search space:" if imported.space else "search space: empty")
     for param, spec in imported.space.items():
-        print(f"  {param}: {spec['_type']} {json.dumps(spec['_value'])}")
+        print(f"  {printable(param)}: {spec['_type']} {json.dumps(spec['_value'])}")
     if imported.left_out:
         print(
             "left out (not in every complete trial with one distribution): "
-            + ", ".join(imported.left_out)
+            + printable(", ".join(imported.left_out))
         )
     print(
         f"continue it: hyperlab.compat.optuna.create_study(study_name={name!r}, "

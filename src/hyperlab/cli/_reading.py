@@ -13,9 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hyperlab._terminal import printable
 from hyperlab.cli._common import (
     dashboard_link,
     duration,
+    heading,
     hyperlab_command,
     make_console,
     open_store,
@@ -60,8 +62,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
         status = f"{exp.status} (driver lost)" if exp.driver_lost else str(exp.status)
         best = "-" if exp.best_value is None else f"{exp.best_value:.6g}"
         table.add_row(
-            exp.id,
-            exp.name or "",
+            printable(exp.id),
+            printable(exp.name or ""),
             *(["research" if exp.id in researches else "experiment"] if kind else []),
             status,
             f"{exp.n_finished}/{total}",
@@ -86,7 +88,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     trials = store.get_trials(record.id, reports=False)
     options = record.options
     console = make_console()
-    console.print(f"[bold]experiment {record.id}[/bold]  {record.name or ''}")
+    console.print(heading("experiment", record))
     counts: dict[str, int] = {}
     for t in trials:
         counts[str(t.status)] = counts.get(str(t.status), 0) + 1
@@ -142,16 +144,16 @@ def cmd_show(args: argparse.Namespace) -> int:
         multi = sum(1 for t in trials if t.phases)
         lines["phases"] = f"{len(phases)} later phases of {multi} multi-phase trials"
     for key, value in lines.items():
-        console.print(f"  {key:<10} {value}", highlight=False, markup=False)
+        console.print(f"  {key:<10} {printable(value)}")
     environment = (
         ["not recorded (created by a hyperlab that did not record it)"]
         if record.environment is None
-        else describe_environment(record.environment, full=args.env)
+        else [printable(line) for line in describe_environment(record.environment, full=args.env)]
     )
     if not args.env:
-        console.print("  environment", highlight=False, markup=False)
+        console.print("  environment")
         for line in environment:
-            console.print(f"    {line}", highlight=False, markup=False)
+            console.print(f"    {line}")
     top = [t for t in options.mode.ranked(trials) if t.value is not None][:10]
     if top:
         console.print(trial_table(top, title="top 10 trials"))
@@ -208,7 +210,7 @@ def _phase_table(phases: list[Any], title: str) -> Any:
         row = [str(p.number), str(p.index), str(p.parameter_id), str(p.status), value, params]
         if errors:
             row.append(last_line(p.error) if p.status is TrialStatus.FAILED else "")
-        table.add_row(*row)
+        table.add_row(*map(printable, row))
     return table
 
 
@@ -300,9 +302,8 @@ def cmd_rm(args: argparse.Namespace) -> int:
             raise ConfigError(
                 f"rm: pass --yes to delete experiment {experiment_id} without a prompt"
             )
-        answer = input(
-            f"delete experiment {experiment_id} ({record.name or 'unnamed'}) and its files? [y/N] "
-        )
+        named = printable(record.name or "unnamed")
+        answer = input(f"delete experiment {experiment_id} ({named}) and its files? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             print("kept")
             return 0

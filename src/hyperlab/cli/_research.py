@@ -10,7 +10,15 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hyperlab.cli._common import duration, hyperlab_command, make_console, when, write_export
+from hyperlab._terminal import printable
+from hyperlab.cli._common import (
+    duration,
+    heading,
+    hyperlab_command,
+    make_console,
+    when,
+    write_export,
+)
 
 if TYPE_CHECKING:
     from hyperlab.store import ExperimentRecord, Store
@@ -45,7 +53,7 @@ def show_research(store: Store, record: ExperimentRecord, *, env: bool = False) 
     trials = store.get_trials(record.id, reports=False)
     results = ResearchResults(store, record.id)
     console = make_console()
-    console.print(f"[bold]research {record.id}[/bold]  {record.name or ''}")
+    console.print(heading("research", record))
     lines = {
         "status": record.shown_status,
         "progress": _progress(record.options.max_trials, trials),
@@ -75,26 +83,26 @@ def show_research(store: Store, record: ExperimentRecord, *, env: bool = False) 
     if research.project_dir is not None:
         lines["project"] = research.project_dir
     for key, value in lines.items():
-        console.print(f"  {key:<10} {value}", highlight=False, markup=False)
+        console.print(f"  {key:<10} {printable(value)}")
     environment = (
         ["not recorded (created by a hyperlab that did not record it)"]
         if record.environment is None
-        else describe_environment(record.environment, full=env)
+        else [printable(line) for line in describe_environment(record.environment, full=env)]
     )
     if not env:
-        console.print("  environment", highlight=False, markup=False)
+        console.print("  environment")
         for line in environment:
-            console.print(f"    {line}", highlight=False, markup=False)
+            console.print(f"    {line}")
     profile = summarize_profile(results.profile_rows())
     if profile:
         spent = ", ".join(
             f"{row['unit']} {row['total_time']:.3g}s ({row['share']:.0%})" for row in profile
         )
-        console.print(f"  {'time':<10} {spent}", highlight=False, markup=False)
+        console.print(f"  {'time':<10} {printable(spent)}")
     summary = results.summary()
     if summary.names:
-        console.print("\nmean ± std (repetitions) at each trial's last iteration:", markup=False)
-        console.print(summary.text(), highlight=False, markup=False)
+        console.print("\nmean ± std (repetitions) at each trial's last iteration:")
+        console.print(summary.text())  # its cells escaped
     if env:  # plain lines: a long diff is neither styled nor wrapped
         print("environment", *environment, sep="\n")
     return 0

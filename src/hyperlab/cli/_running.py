@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from hyperlab._terminal import printable
 from hyperlab.cli._common import (
     BadStore,
     dashboard_link,
@@ -143,7 +144,7 @@ def _log_tail(log_path: Path) -> str:
         lines = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
     except OSError:
         lines = []
-    tail = "".join(f"\n  {line}" for line in lines) or " (empty)"
+    tail = "".join(f"\n  {printable(line)}" for line in lines) or " (empty)"
     return f"The end of its log {log_path}:{tail}"
 
 
@@ -152,9 +153,9 @@ def _ended(result: Any) -> int:
     1 if it ended in ERROR or none of its trials succeeded."""
     from hyperlab.trial import ExperimentStatus
 
-    print(result.summary(), file=sys.stderr)
+    print(printable(result.summary()), file=sys.stderr)
     if result.error:
-        print(f"hyperlab: error: {result.error.strip()}", file=sys.stderr)
+        print(f"hyperlab: error: {printable(result.error.strip(), newlines=True)}", file=sys.stderr)
     failed = result.failed_trials and result.best_trial is None
     return 1 if result.status is ExperimentStatus.ERROR or failed else 0
 
@@ -204,7 +205,7 @@ def _summary(result: Any) -> int:
 
     print_result(result)
     if result.error:
-        print(f"hyperlab: error: {result.error.strip()}", file=sys.stderr)
+        print(f"hyperlab: error: {printable(result.error.strip(), newlines=True)}", file=sys.stderr)
     return 1 if result.status is ExperimentStatus.ERROR else 0
 
 
@@ -212,7 +213,7 @@ def _failed(exc: TrialError) -> int:
     """Print how an experiment whose trials failed ended, and the first error; exit 1."""
     if exc.result is not None:
         print_result(exc.result)
-    print(f"hyperlab: error: {exc}", file=sys.stderr)
+    print(f"hyperlab: error: {printable(str(exc), newlines=True)}", file=sys.stderr)
     return 1
 
 

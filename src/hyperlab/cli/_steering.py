@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hyperlab._terminal import printable
 from hyperlab.cli._common import open_store
 from hyperlab.cli._running import check_server
 from hyperlab.errors import ConfigError
@@ -111,7 +112,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def _said(control: Any) -> str:
     outcome = control.outcome
-    return outcome.message if outcome is not None and outcome.message else "done"
+    return printable(outcome.message) if outcome is not None and outcome.message else "done"
 
 
 def _json_argument(text: str, name: str) -> Any:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import cloudpickle
 
 from hyperlab._steering import imported_results, steer
+from hyperlab._terminal import printable
 from hyperlab.assessors.base import Assessor, assessor_name
 from hyperlab.config import (
     DEFAULT_MAX_LOG_BYTES,
@@ -650,7 +651,7 @@ def _dashboard(server: BackgroundServer, experiment_id: str, folder: Path) -> st
 
 
 def _say(message: str) -> None:
-    print(f"hyperlab: {message}", file=sys.stderr, flush=True)
+    print(f"hyperlab: {printable(message)}", file=sys.stderr, flush=True)
 
 
 def _warn_if_named_twice(store: Store, name: str) -> None:

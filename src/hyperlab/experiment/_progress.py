@@ -12,6 +12,8 @@ import sys
 import time
 from typing import Any, Protocol, TextIO
 
+from hyperlab._terminal import printable
+
 __all__ = ["PROGRESS_INTERVAL", "Progress", "ProgressDisplay", "ProgressLines", "make_progress"]
 
 REFRESH_INTERVAL = 0.1
@@ -70,7 +72,7 @@ class ProgressDisplay:
         from rich.progress import Progress as Bar
 
         self._progress = Bar(
-            TextColumn("[bold]{task.description}"),
+            TextColumn("{task.description}", style="bold", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("running {task.fields[running]}  failed {task.fields[failed]}"),
@@ -80,7 +82,7 @@ class ProgressDisplay:
             transient=False,
         )
         self._task = self._progress.add_task(
-            experiment_id, total=total, running=0, failed=0, best="-"
+            printable(experiment_id), total=total, running=0, failed=0, best="-"
         )
         self._progress.start()
         self._last = 0.0
@@ -149,4 +151,4 @@ class ProgressLines:
             f"{len(driver.active)} running, {driver.counts['failed']} failed, "
             f"best {_best(driver)}, {minutes}m{seconds:02d}s"
         )
-        print(line, file=self.out or sys.stderr, flush=True)
+        print(printable(line), file=self.out or sys.stderr, flush=True)

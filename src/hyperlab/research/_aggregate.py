@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import astuple, dataclass
 from typing import Any
 
+from hyperlab._terminal import printable
 from hyperlab.errors import ConfigError
 from hyperlab.research._rows import Run, as_list, check_names, last_value
 
@@ -74,11 +75,12 @@ class Aggregate:
 
     def text(self, digits: int = 4) -> str:
         """An aligned plain-text table: the config keys, then ``mean ± std (n)`` per variable
-        (``-`` where a config has no value, no ``± std`` for one repetition)."""
+        (``-`` where a config has no value, no ``± std`` for one repetition); control
+        characters in names and values are shown as escapes (``hyperlab._terminal``)."""
         header = [*self.by, *self.names]
-        lines = [header]
+        lines = [[printable(name) for name in header]]
         for config, found in self.groups:
-            cells = [_short(config[key], digits) for key in self.by]
+            cells = [printable(_short(config[key], digits)) for key in self.by]
             cells += [_cell(found.get(name), digits) for name in self.names]
             lines.append(cells)
         widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
