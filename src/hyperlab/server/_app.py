@@ -136,6 +136,10 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
+        cause = exc.__cause__
+        if isinstance(cause, UnicodeDecodeError):  # FastAPI's 400 for a body it cannot decode
+            where = f"byte {cause.start}: {cause.reason}"
+            return _error(request, 422, f"body: not valid JSON: not UTF-8 text at {where}")
         response = _error(request, exc.status_code, str(exc.detail))
         response.headers.update(exc.headers or {})
         return response

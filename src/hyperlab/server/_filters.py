@@ -300,7 +300,8 @@ def parse_numbers(text: str, field: str, *, at_most: int) -> list[int]:
     numbers = []
     for part in text.split(","):
         token = part.strip()
-        if not (token.isascii() and token.isdigit()) or int(token) >= 2**31:
+        digits = token.isascii() and token.isdigit() and len(token) <= 10
+        if not digits or int(token) >= 2**31:
             raise ConfigError(
                 f"{field}: {token!r} is not a trial number (a whole number from 0 to "
                 f"{2**31 - 1}); expected comma-separated numbers, got {text!r}"

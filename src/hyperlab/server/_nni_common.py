@@ -17,7 +17,7 @@ from fastapi import Depends, HTTPException, Query, Request, Response
 from fastapi import Path as PathParam
 
 from hyperlab.errors import TrialNotFound
-from hyperlab.server._context import acted_on, context
+from hyperlab.server._context import MAX_TRIAL_NUMBER, acted_on, context
 from hyperlab.server._models import ControlOut, ControlsAccepted
 from hyperlab.store import Control, ControlRequest, ExperimentRecord
 from hyperlab.trial import Trial
@@ -61,9 +61,15 @@ def folder(request: Request, record: ExperimentRecord) -> Path:
 
 def trial_number(record: ExperimentRecord, trial_job_id: str) -> int:
     """The number of the trial whose id is ``trial_job_id``; HTTP 404 naming the id when it
-    cannot be one of ``record``'s trials."""
+    cannot be one of ``record``'s trials (trial numbers are 0 to ``MAX_TRIAL_NUMBER``)."""
     prefix, _, number = trial_job_id.rpartition("-")
-    if prefix != record.id or not number.isdigit() or number != str(int(number)):
+    digits = number.isascii() and number.isdigit() and len(number) <= len(str(MAX_TRIAL_NUMBER))
+    if (
+        prefix != record.id
+        or not digits
+        or number != str(int(number))
+        or int(number) > MAX_TRIAL_NUMBER
+    ):
         raise HTTPException(
             404,
             f"no trial job {trial_job_id!r} in experiment {record.id!r}; its trial job ids "

@@ -119,11 +119,18 @@ def plotly_js(request: Request) -> Response:
     )
 
 
+def _assets() -> dict[str, Path]:
+    """The page's files by their address under ``/static/`` (listed on each request, so that
+    an edit of an editable install shows)."""
+    return {p.relative_to(STATIC).as_posix(): p for p in STATIC.rglob("*") if p.is_file()}
+
+
 @router.get("/static/{name:path}", include_in_schema=False)
 def asset(name: str) -> FileResponse:
-    """One of the page's files."""
-    path = (STATIC / name).resolve()
-    if not path.is_relative_to(STATIC.resolve()) or not path.is_file():
+    """One of the page's files: only a name among them is served, so that no address (``..``,
+    a NUL byte, a name too long for the file system) reaches the file system."""
+    path = _assets().get(name)
+    if path is None:
         raise HTTPException(404, f"no dashboard file {name!r}")
     return FileResponse(path, headers={"Cache-Control": _LONG_CACHE})
 

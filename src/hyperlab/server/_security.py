@@ -257,14 +257,17 @@ def _wildcard(host: str) -> bool:
 
 
 def _split_host(header: str) -> tuple[str, int | None]:
-    """``("name", port)`` of a Host header (``[::1]:8080`` -> ``("::1", 8080)``)."""
+    """``("name", port)`` of a Host header (``[::1]:8080`` -> ``("::1", 8080)``); the port is
+    None when there is none, and -1 (no port's) when it is not 1 to 5 ASCII digits."""
     header = header.strip().lower()
     if header.startswith("["):
         name, _, rest = header[1:].partition("]")
         port = rest[1:] if rest.startswith(":") else ""
     else:
         name, _, port = header.partition(":")
-    return name, int(port) if port.isdigit() else None
+    if not port:
+        return name, None
+    return name, int(port) if port.isascii() and port.isdigit() and len(port) <= 5 else -1
 
 
 def headers_of(scope: Scope) -> dict[str, str]:
