@@ -12,6 +12,19 @@ const PALETTE = [
   "#7c3aed", "#ca8a04", "#0f766e", "#dc2626", "#475569",
 ];
 const FONT = 'Inter, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+
+// plotly reads a subset of HTML in every string it draws (axis titles, tick labels, legend
+// entries, hover text, parallel-coordinates labels: <a href>, <b>, <br>...), fills in
+// %{...} templates in titles and hover text, and then decodes entities; so a metric named
+// <a href="...">CLICK</a> would become a live link, and one named %{x} would lose its name.
+// Each user string goes through plain() on its way in and is drawn as the text it is; in a
+// hovertemplate it comes from the trace's meta, never spelled into the template.
+const ENTITIES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "{": "&#123;" };
+
+/** ``text`` as plotly draws it literally: its &, <, > and { written as entities. */
+export function plain(text) {
+  return String(text).replace(/[&<>{]/g, (c) => ENTITIES[c]);
+}
 const GRID = "#eef0f4";
 
 // plotly.js is 4.8 MB of script that blocks the page for most of a second while it runs: the
@@ -127,7 +140,7 @@ export function bestChart(el, best, points, { metric, mode }) {
   return draw(el, data, {
     showlegend: true,
     xaxis: { title: { text: byTime ? "finished" : "trial" }, type: byTime ? "date" : "linear", ...(byTime ? {} : wholeTicks(span)) },
-    yaxis: { title: { text: `${metric} (${mode})` } },
+    yaxis: { title: { text: `${plain(metric)} (${mode})` } },
   });
 }
 
@@ -170,7 +183,7 @@ export function curvesChart(el, curves, { metric, selected = new Set() }) {
     legend: { orientation: "v", x: 1.01, y: 1, yanchor: "top", font: { size: 11 } },
     margin: { l: 56, r: 8, t: 10, b: 44 },
     xaxis: { title: { text: "step" }, ...wholeTicks(Math.max(0, ...curves.map((c) => c.steps.at(-1) ?? 0))) },
-    yaxis: { title: { text: metric || "" } },
+    yaxis: { title: { text: metric ? plain(metric) : "" } },
   });
 }
 
@@ -183,10 +196,10 @@ function dimension(axisData, label) {
   const values = axisData.values;
   if (axisData.kind === "choice") {
     const options = axisData.options;
-    const labels = options.map((o) => param(o));
+    const labels = options.map((o) => param(o)); // parcoords draws its ticks as plain text
     const index = new Map(options.map((o, i) => [JSON.stringify(o), i]));
     return {
-      label, values: values.map((v) => index.get(JSON.stringify(v)) ?? -1),
+      label: plain(label), values: values.map((v) => index.get(JSON.stringify(v)) ?? -1),
       tickvals: options.map((_, i) => i), ticktext: labels, range: [-0.3, Math.max(0.3, options.length - 0.7)],
     };
   }
@@ -197,9 +210,9 @@ function dimension(axisData, label) {
     const high = Math.ceil(Math.max(...finite));
     const ticks = [];
     for (let p = low; p <= high; p += 1) ticks.push(p);
-    return { label: `${label} (log)`, values: logs, tickvals: ticks, ticktext: ticks.map((p) => num(10 ** p)) };
+    return { label: `${plain(label)} (log)`, values: logs, tickvals: ticks, ticktext: ticks.map((p) => num(10 ** p)) };
   }
-  return { label, values };
+  return { label: plain(label), values };
 }
 
 /** Parallel coordinates: one axis per parameter, then the objective (which colors the lines). */
@@ -228,7 +241,7 @@ export function importanceChart(el, result) {
   const rows = [...result.params].reverse();
   return draw(el, [{
     type: "bar", orientation: "h",
-    x: rows.map((r) => r.importance), y: rows.map((r) => r.name),
+    x: rows.map((r) => r.importance), y: rows.map((r) => plain(r.name)),
     marker: { color: ACCENT },
     text: rows.map((r) => `${(r.importance * 100).toFixed(1)}%`), textposition: "outside", cliponaxis: false,
     hovertemplate: "%{y}: %{x:.3f}<extra></extra>",
@@ -245,21 +258,21 @@ export function importanceChart(el, result) {
 export function scatterChart(el, columns, { xLabel, yLabel }) {
   const [xa, ya] = columns.axes;
   let xs = xa.values;
-  const xaxis = { title: { text: xLabel } };
+  const xaxis = { title: { text: plain(xLabel) } };
   if (xa.kind === "choice") {
     const index = new Map(xa.options.map((o, i) => [JSON.stringify(o), i]));
     xs = xs.map((v, row) => (index.get(JSON.stringify(v)) ?? 0) + jitter(columns.numbers[row]));
-    Object.assign(xaxis, { tickvals: xa.options.map((_, i) => i), ticktext: xa.options.map((o) => param(o)) });
+    Object.assign(xaxis, { tickvals: xa.options.map((_, i) => i), ticktext: xa.options.map((o) => plain(param(o))) });
   } else if (xa.scale === "log") {
     xaxis.type = "log";
   }
   return draw(el, [{
     type: columns.numbers.length > 1000 ? "scattergl" : "scatter", mode: "markers", x: xs, y: ya.values,
     text: columns.numbers.map((n, i) => `#${n} · ${columns.statuses[i].toLowerCase()}`),
-    customdata: columns.numbers,
+    customdata: columns.numbers, meta: [plain(xLabel), plain(yLabel)],
     marker: { size: 6, color: columns.statuses.map((s) => STATUS_COLORS[s] || ACCENT), opacity: 0.7 },
-    hovertemplate: `%{text}<br>${xLabel}: %{x:.4g}<br>${yLabel}: %{y:.4g}<extra></extra>`,
-  }], { xaxis, yaxis: { title: { text: yLabel }, type: ya.scale === "log" ? "log" : "linear" } });
+    hovertemplate: "%{text}<br>%{meta[0]}: %{x:.4g}<br>%{meta[1]}: %{y:.4g}<extra></extra>",
+  }], { xaxis, yaxis: { title: { text: plain(yLabel) }, type: ya.scale === "log" ? "log" : "linear" } });
 }
 
 function jitter(n) {
@@ -282,6 +295,6 @@ export function reportsChart(el, reports, metric) {
   return draw(el, data, {
     showlegend: attempts.length > 1,
     xaxis: { title: { text: "step" }, ...wholeTicks(Math.max(0, ...reports.map((r) => r.step))) },
-    yaxis: { title: { text: metric } },
+    yaxis: { title: { text: plain(metric) } },
   });
 }
