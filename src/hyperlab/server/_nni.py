@@ -44,7 +44,13 @@ from hyperlab.errors import ConfigError, ExperimentNotFound, SearchSpaceError
 from hyperlab.server._context import context
 from hyperlab.server._models import ControlsAccepted
 from hyperlab.server._nni_common import Selected, folder, send_applied
-from hyperlab.server._nni_models import NniExperimentInfo, NniExperimentProfile, NniStatus
+from hyperlab.server._nni_models import (
+    NNI_READ_ERRORS,
+    NNI_WRITE_ERRORS,
+    NniExperimentInfo,
+    NniExperimentProfile,
+    NniStatus,
+)
 from hyperlab.server._nni_shapes import experiment_info, imported_text, profile
 from hyperlab.server._nni_trials import router as trials_router
 from hyperlab.store import (
@@ -61,7 +67,7 @@ from hyperlab.store import (
 
 __all__ = ["router"]
 
-router = APIRouter()
+router = APIRouter(responses=NNI_READ_ERRORS)
 
 _FIELDS: dict[str, tuple[str, ...]] = {
     # update_type: the profile fields that may hold the new value (NNI v2's name first)
@@ -183,6 +189,7 @@ def get_profile(request: Request, record: Selected) -> NniExperimentProfile:
     "/experiment",
     response_model=ControlsAccepted,
     summary="NNI's profile update, applied by the driver as a control request",
+    responses=NNI_WRITE_ERRORS,
     description="update_type: TRIAL_CONCURRENCY, MAX_TRIAL_NUM (or MAX_TRIAL_NUMBER), "
     "MAX_EXEC_DURATION, SEARCH_SPACE. The body is NNI's profile ({params: {...}}, as GET "
     "experiment gives it, with the new value) or its params alone. Answers once the driver "
@@ -204,6 +211,7 @@ def update_profile(
     "/experiment",
     response_model=ControlsAccepted,
     summary="Stop the experiment (NNI's stop): running trials end, the driver exits",
+    responses=NNI_WRITE_ERRORS,
     description="Answers at once, as NNI's manager does; NNI's client then waits for the "
     "driver's process (`pid` of experiments-info) to exit. An experiment that has already "
     "ended answers 200 with no control request.",
@@ -244,6 +252,7 @@ def experiment_metadata(request: Request, record: Selected) -> NniExperimentInfo
     "/experiment/import-data",
     response_model=ControlsAccepted,
     summary="Feed results obtained elsewhere to the tuner (NNI's import data)",
+    responses=NNI_WRITE_ERRORS,
     description="The body is NNI's import format: [{parameter: {...}, value: number or "
     "{default: number, ...}}] (export-data's records work as they are). 422 names the record "
     "that has no value or whose parameters are outside the search space; nothing is imported "

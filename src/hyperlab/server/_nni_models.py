@@ -9,9 +9,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from hyperlab.server._context import error_responses
 from hyperlab.trial import TrialStatus
 
 __all__ = [
+    "NNI_READ_ERRORS",
+    "NNI_WRITE_ERRORS",
+    "NniErrorOut",
     "NniExperimentInfo",
     "NniExperimentProfile",
     "NniExportedResult",
@@ -21,6 +25,24 @@ __all__ = [
     "NniStatus",
     "NniTrialJob",
 ]
+
+
+class NniErrorOut(BaseModel):
+    """Every error of the NNI-compatible routes: hyperlab's ``detail``, and the same text as
+    ``error``, which NNI's clients read."""
+
+    detail: str
+    error: str
+
+
+def _nni_errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    return {code: {**spec, "model": NniErrorOut} for code, spec in error_responses(*codes).items()}
+
+
+NNI_READ_ERRORS = _nni_errors(400, 404, 422, 503)
+"""The errors an NNI route answers (404: no such experiment or trial job)."""
+NNI_WRITE_ERRORS = _nni_errors(400, 401, 403, 404, 409, 413, 415, 422, 503)
+"""The errors an NNI route that sends a control request answers."""
 
 
 class NniStatus(BaseModel):

@@ -43,6 +43,8 @@ from hyperlab.server._nni_common import (
     send_applied,
 )
 from hyperlab.server._nni_models import (
+    NNI_READ_ERRORS,
+    NNI_WRITE_ERRORS,
     NniExportedResult,
     NniJobStatistics,
     NniMetricData,
@@ -60,7 +62,7 @@ from hyperlab.trial import Trial, TrialStatus
 
 __all__ = ["router"]
 
-router = APIRouter()
+router = APIRouter(responses=NNI_READ_ERRORS)
 
 MetricTypeQuery = Annotated[
     Literal["PERIODICAL", "FINAL", "CUSTOM", "REQUEST_PARAMETER"] | None,
@@ -108,6 +110,7 @@ def list_trial_jobs(
     "/trial-jobs",
     response_model=NniSequenceId,
     summary="Add a trial by hand (NNI's customized trial): it runs next, counted in the budget",
+    responses=NNI_WRITE_ERRORS,
     description="The body is the trial's parameters. Answers once the driver queued the trial, "
     "with its number (202 and null if the driver has not yet); 422 names a parameter outside "
     "the search space and the bound it breaks; 409 when the driver refused it (budget spent).",
@@ -142,6 +145,7 @@ def get_trial_job(request: Request, record: Selected, trial_job_id: TrialJobId) 
     "/trial-jobs/{trial_job_id}",
     response_model=ControlsAccepted,
     summary="Cancel a trial: it ends USER_CANCELED (a kill_trial control request)",
+    responses=NNI_WRITE_ERRORS,
 )
 def cancel_trial_job(
     request: Request, response: Response, record: Selected, trial_job_id: TrialJobId
