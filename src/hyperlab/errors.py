@@ -8,7 +8,8 @@ HyperlabError
  ├── StoreError             the database cannot be opened, read or written
  │    ├── ExperimentNotFound  no experiment with that id (or name) in the store
  │    ├── TrialNotFound       no trial with that number in the experiment
- │    └── LeaseLost           another driver took the experiment over (hyperlab.store)
+ │    ├── LeaseLost           another driver took the experiment over (hyperlab.store)
+ │    └── StoreUnavailable    the database does not answer for now (restart, lost connection, lock)
  ├── TrialError             trials failed: none succeeded, or failures ended the experiment
  └── TrialStopped           raised by ``report()`` inside a trial that was told to stop
 ```
@@ -28,6 +29,7 @@ __all__ = [
     "LeaseLost",
     "SearchSpaceError",
     "StoreError",
+    "StoreUnavailable",
     "TrialError",
     "TrialNotFound",
     "TrialStopped",
@@ -71,6 +73,23 @@ class TrialNotFound(StoreError, KeyError):
 class LeaseLost(StoreError):
     """This driver no longer holds its experiment's lease: another driver took over (after the
     lease expired) or the experiment was deleted. Nothing more of this driver is written."""
+
+
+class StoreUnavailable(StoreError):
+    """The database did not answer, for a reason that passes: the connection was lost or
+    refused, the server is shutting down or starting, or another connection held SQLite's
+    lock past the busy timeout. Nothing of the failed transaction was written, and the same
+    call may succeed later. A running experiment rides such an outage out for
+    ``store_outage`` seconds (see ``hyperlab.run``); past them its driver stops with this
+    error, whose message says how to continue it.
+
+    Attributes:
+        reason: What the database or its driver answered, in one line.
+    """
+
+    def __init__(self, message: str, *, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class TrialError(HyperlabError):

@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from hyperlab.errors import ExperimentBusy, LeaseLost, TrialNotFound
+from hyperlab.errors import ExperimentBusy, LeaseLost, StoreUnavailable, TrialNotFound
 from hyperlab.store._controls import (
     AddTrial,
     Control,
@@ -72,6 +72,7 @@ __all__ = [
     "SetMaxTrials",
     "StopExperiment",
     "Store",
+    "StoreUnavailable",
     "TrialEvent",
     "TrialNotFound",
     "UnreadableRequest",

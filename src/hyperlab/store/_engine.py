@@ -5,6 +5,12 @@ timeout and foreign keys on. The driver's own transaction control is switched of
 (``isolation_level = None``) and SQLAlchemy's ``begin`` event emits ``BEGIN IMMEDIATE`` for
 connections with the execution option ``hyperlab_write=True`` and a plain, deferred ``BEGIN``
 otherwise, so readers never take the write lock.
+
+PostgreSQL engines test each pooled connection before handing it out (``pool_pre_ping``), and
+SQLAlchemy drops a connection, with the rest of the pool, when it sees the server gone: after a
+restart the next transaction connects anew. ``is_transient`` tells such passing failures (a lost
+or refused connection, a server shutting down or starting, a lock held past the busy timeout)
+from those that would fail again (a constraint, the schema, the data).
 """
 
 from __future__ import annotations
@@ -15,20 +21,36 @@ from typing import Any
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.pool import StaticPool
 
 from hyperlab.errors import StoreError
 from hyperlab.store._codec import dumps, loads
 from hyperlab.store._urls import StorageTarget, mask_url
 
-__all__ = ["WRITE", "create_store_engine", "describe_error"]
+__all__ = ["WRITE", "create_store_engine", "describe_error", "is_transient"]
 
 WRITE = {"hyperlab_write": True}
 """Execution options of a connection whose transactions write."""
 
 BUSY_TIMEOUT_S = 30.0
 PG_CONNECT_TIMEOUT_S = 10
+
+_PG_TRANSIENT = frozenset(
+    {
+        "57P01",  # admin_shutdown: "terminating connection due to administrator command"
+        "57P02",  # crash_shutdown
+        "57P03",  # cannot_connect_now: "the database system is starting up / shutting down"
+        "57P05",  # idle_session_timeout
+        "53300",  # too_many_connections
+        "40001",  # serialization_failure
+        "40P01",  # deadlock_detected
+        "55P03",  # lock_not_available
+    }
+)
+"""PostgreSQL's SQLSTATEs of failures that pass (besides class 08, connection exceptions)."""
+_SQLITE_TRANSIENT = ("SQLITE_BUSY", "SQLITE_LOCKED")  # and their extended codes
 
 
 def create_store_engine(target: StorageTarget) -> Engine:
@@ -70,6 +92,32 @@ def describe_error(exc: BaseException) -> str:
     lines = [line.strip() for line in str(cause).strip().splitlines() if line.strip()]
     first = lines[0] if lines else type(cause).__name__
     return f"{type(cause).__name__}: {first}"
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True when ``exc`` says the database could not answer for now, so that the same
+    transaction may succeed later: the connection was lost, refused or timed out, the server is
+    shutting down or starting, or a lock was held past the busy timeout (SQLite's "database is
+    locked"). False for anything else: a constraint, the schema, the data, a bug.
+    """
+    if isinstance(exc, (DisconnectionError, PoolTimeout)):  # a dead connection, none free
+        return True
+    if not isinstance(exc, DBAPIError):
+        return False
+    if exc.connection_invalidated:  # SQLAlchemy saw the connection die
+        return True
+    cause = exc.orig
+    if isinstance(cause, sqlite3.Error):
+        name = getattr(cause, "sqlite_errorname", None)  # Python 3.11+
+        if name is not None:
+            return bool(name.startswith(_SQLITE_TRANSIENT))
+        return "database is locked" in str(cause) or "database table is locked" in str(cause)
+    state = getattr(cause, "sqlstate", None)  # psycopg
+    if state is not None:
+        return state.startswith("08") or state in _PG_TRANSIENT
+    # an OperationalError with no SQLSTATE is psycopg's about the connection itself: refused,
+    # closed by the server, timed out
+    return isinstance(exc, OperationalError)
 
 
 def _enable_wal(cursor: Any) -> None:

@@ -5,6 +5,10 @@ Writes of an experiment's rows (``update_experiment``, ``put_trial``, ``put_phas
 is their only writer and calls them from one thread. Creating and deleting experiments and
 sending control requests commit at once. Reads run in their own short transaction and see
 committed rows only; on SQLite they never take the write lock.
+
+A call that fails because the database does not answer for now (a lost connection, a server
+restarting, a lock held past the busy timeout) raises ``StoreUnavailable``, a ``StoreError``
+after which the same call may succeed; any other failure raises ``StoreError``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,14 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from hyperlab._interrupts import critical
-from hyperlab.errors import ConfigError, ExperimentNotFound, LeaseLost, StoreError, TrialNotFound
+from hyperlab.errors import (
+    ConfigError,
+    ExperimentNotFound,
+    LeaseLost,
+    StoreError,
+    StoreUnavailable,
+    TrialNotFound,
+)
 from hyperlab.store._api_reads import ApiReads
 from hyperlab.store._buffer import WriteBuffer
 from hyperlab.store._codec import dumps
@@ -34,7 +45,7 @@ from hyperlab.store._controls import (
     ControlOutcome,
     ControlRequest,
 )
-from hyperlab.store._engine import WRITE, create_store_engine, describe_error
+from hyperlab.store._engine import WRITE, create_store_engine, describe_error, is_transient
 from hyperlab.store._lease import Lease
 from hyperlab.store._lease import acquire as acquire_lease
 from hyperlab.store._lease import check as check_leases
@@ -390,8 +401,11 @@ class Store(ApiReads):
         Raises:
             LeaseLost: an experiment's lease is held by another driver now (or the experiment
                 was deleted): that experiment's rows are dropped, the others stay buffered.
-            StoreError: when the transaction fails; nothing of it is written, and the rows
-                stay buffered for the next flush; or the SQLite file was deleted or replaced.
+            StoreUnavailable: the database does not answer for now (the connection was lost,
+                the server restarts, a lock was held past the busy timeout): nothing of the
+                transaction is written, and the rows stay buffered for a later flush.
+            StoreError: the transaction fails for another reason (the rows stay buffered), or
+                the SQLite file was deleted or replaced.
         """
         count = len(self._buffer)
         spent = dict(self._spent)
@@ -460,11 +474,16 @@ class Store(ApiReads):
     def renew_lease(self, lease: Lease, *, elapsed: float, ttl: float = LEASE_TTL) -> bool:
         """Extend ``lease``, recording a heartbeat and the experiment time spent so far.
 
-        Callable from any thread (a watchdog renews while the driver's thread is busy).
+        Callable from any thread (a watchdog renews while the driver's thread is busy). An
+        expired lease that no other driver took is renewed still: a driver that could not reach
+        the database for longer than ``ttl`` keeps its experiment when it comes back.
 
         Returns:
             False when the lease was lost: another driver holds it now, or the experiment is
             gone. The caller must stop writing.
+
+        Raises:
+            StoreUnavailable: the database does not answer for now; the lease is not lost.
         """
         self._check_file(0)
         with self._write("renew the experiment's lease") as conn:
@@ -646,7 +665,7 @@ class Store(ApiReads):
                 with self._engine.connect() as conn:
                     yield conn
             except SQLAlchemyError as exc:
-                raise StoreError(f"cannot read {self._where}: {describe_error(exc)}") from exc
+                raise self._error(f"cannot read {self._where}", exc) from exc
 
     @contextlib.contextmanager
     def _write(self, action: str) -> Iterator[Connection]:
@@ -656,9 +675,15 @@ class Store(ApiReads):
                 with self._engine.connect().execution_options(**WRITE) as conn, conn.begin():
                     yield conn
             except SQLAlchemyError as exc:
-                raise StoreError(
-                    f"cannot {action} in {self._where}: {describe_error(exc)}"
-                ) from exc
+                raise self._error(f"cannot {action} in {self._where}", exc) from exc
+
+    @staticmethod
+    def _error(what: str, exc: SQLAlchemyError) -> StoreError:
+        """``StoreUnavailable`` when ``exc`` passes (``is_transient``), else ``StoreError``."""
+        reason = describe_error(exc)
+        if is_transient(exc):
+            return StoreUnavailable(f"{what}: {reason}", reason=reason)
+        return StoreError(f"{what}: {reason}")
 
     def _check_open(self) -> None:
         if self._closed:
