@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_FAILED_TRIALS",
     "DEFAULT_MAX_LOG_BYTES",
+    "DEFAULT_STORE_OUTAGE",
     "MAX_CHECKPOINTS",
     "MAX_CONCURRENCY",
     "MAX_DURATION",
@@ -48,6 +49,7 @@ __all__ = [
     "MAX_ITERATIONS",
     "MAX_MAX_LOG_BYTES",
     "MAX_NODE_FAILURES",
+    "MAX_STORE_OUTAGE",
     "MAX_TRIALS",
     "MAX_TRIAL_NUMBER",
     "MIN_MAX_LOG_BYTES",
@@ -98,6 +100,12 @@ MAX_MAX_LOG_BYTES = 1 << 40
 """The largest cap ``max_log_bytes`` takes (1 TiB; ``None`` keeps everything)."""
 MAX_NODE_FAILURES = 1000
 """The most re-runs of a trial whose Ray node died (``max_node_failures``)."""
+MAX_STORE_OUTAGE = 86400.0
+"""The longest a running experiment rides out a database that does not answer, in seconds
+(a day: ``store_outage``)."""
+DEFAULT_STORE_OUTAGE = 60.0
+"""How long a running experiment rides out a database that does not answer, unless set
+otherwise (seconds)."""
 MAX_GPUS = 1024
 """The most devices a trial holds, and trials one device holds (``gpus.per_trial``,
 ``gpus.max_trials_per_gpu``)."""
@@ -250,6 +258,7 @@ class ExperimentOptions(BaseModel):
     ray_address: str | None = None
     resources: dict[str, float | int | str] | None = None
     max_node_failures: int = Field(default=3, ge=0, le=MAX_NODE_FAILURES)
+    store_outage: float = Field(default=DEFAULT_STORE_OUTAGE, gt=0, le=MAX_STORE_OUTAGE)
     suggested: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Recorded by the driver: the distributions trials defined as they ran
     (``hyperlab.suggest``), name to NNI spec."""
@@ -263,7 +272,9 @@ class ExperimentOptions(BaseModel):
     reports, ended)``), so that a resumed experiment's replay tells its fresh assessor the same
     at the same point of the trials' history. Older records have no ``heard``."""
 
-    _durations = field_validator("max_duration", "trial_timeout", mode="before")(_duration_field)
+    _durations = field_validator("max_duration", "trial_timeout", "store_outage", mode="before")(
+        _duration_field
+    )
 
     @field_validator("working_dir", mode="before")
     @classmethod

@@ -43,6 +43,15 @@ Invariants, by defect and module:
    re-run with their params and ``attempt + 1``; no (trial, attempt) ends twice; exactly
    ``max_trials`` trials, numbered 0..n-1, all ended, DONE; no worker left (the pids the trials
    recorded); SQLite's ``PRAGMA integrity_check`` is ok.
+10. A database restart ended the run (``test_store_outage``). ``pg_ctl restart -m fast`` of a
+    PostgreSQL server of the test's own, or the server down for 2 s, under a run of six trials
+    (``processes`` and ``threads``): DONE, every trial SUCCEEDED once at attempt 1 with all its
+    twenty reports, each status change stored once, no worker left. A SQLite lock held 40 s
+    (past the 30 s busy timeout): the same. Past ``store_outage`` (2 s, the server stopped):
+    ``StoreUnavailable`` within seconds, no worker left, and the command its message gives
+    continues the experiment to DONE. A lease that expired while the server was down is still
+    the driver's when it comes back, and a takeover meanwhile is still found (``LeaseLost``). A
+    table dropped under the run ends it at once (``StoreError``), not after ``store_outage``.
 
 Helpers: ``objectives`` (module-level objectives that worker processes import; a trial in a
 process records its pid in its folder), ``harness`` (driver processes, waiting, pids, attempts).

@@ -21,7 +21,12 @@ from typing import Any, Literal
 
 from hyperlab._steering import budget_changes
 from hyperlab.assessors.base import Assessor
-from hyperlab.config import DEFAULT_MAX_LOG_BYTES, GpuConfig, validate_options
+from hyperlab.config import (
+    DEFAULT_MAX_LOG_BYTES,
+    DEFAULT_STORE_OUTAGE,
+    GpuConfig,
+    validate_options,
+)
 from hyperlab.errors import ConfigError
 from hyperlab.experiment._callbacks import Callback
 from hyperlab.experiment._experiment import Experiment
@@ -65,6 +70,7 @@ def run(
     ray_address: str | None = None,
     resources: Mapping[str, float | int | str] | None = None,
     max_node_failures: int = 3,
+    store_outage: float | str = DEFAULT_STORE_OUTAGE,
     progress: bool | float | None = None,
     callbacks: Sequence[Callback] | None = None,
     resume: str | None = None,
@@ -132,6 +138,11 @@ def run(
             "gpu": 0.5, "memory": "4GiB", "<custom resource>": 1}`` (default one CPU).
         max_node_failures: With ``executor="ray"``, how many times a trial whose node dies
             runs again (``attempt + 1``, from its last checkpoint) before it fails.
+        store_outage: How long (seconds, or ``"90s"``, ``"5m"``) the experiment rides out a
+            database that does not answer (a restart, a lost connection, a SQLite lock held
+            past its busy timeout): its trials run on and their results wait in memory while
+            the driver tries again; past it the driver stops with ``StoreUnavailable``, whose
+            message says how to continue the experiment.
         progress: False for silence; by default a live bar on a terminal, and a plain line
             every 30 s (and each tenth of the trials) elsewhere; a number sets those seconds.
         callbacks: Objects whose ``on_trial_start(trial)``, ``on_report(trial, report)`` and
@@ -194,6 +205,7 @@ def run(
         ray_address=ray_address,
         resources=resources,
         max_node_failures=max_node_failures,
+        store_outage=store_outage,
         progress=progress,
         callbacks=callbacks,
     ).run()

@@ -8,6 +8,7 @@ experiment's rows, always from one thread.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import traceback
@@ -50,6 +51,7 @@ from hyperlab.experiment._controls import (
 from hyperlab.experiment._failures import FailureWatch
 from hyperlab.experiment._fatal import FatalFailure
 from hyperlab.experiment._keeper import LeaseKeeper
+from hyperlab.experiment._outage import StoreOutage
 from hyperlab.experiment._phases import Phases
 from hyperlab.experiment._progress import make_progress
 from hyperlab.experiment._requests import DefinedByRun, known_part
@@ -70,6 +72,7 @@ from hyperlab.store import (
     SetMaxTrials,
     StopExperiment,
     Store,
+    StoreUnavailable,
     UnreadableRequest,
     UpdateSearchSpace,
 )
@@ -188,6 +191,8 @@ class Driver:
         self.exhausted = False
         self.tuner_waits = False  # the tuner has nothing now, but may after the next trial ends
         self.keeper: LeaseKeeper | None = None
+        self.outage = StoreOutage(store, record.id, options.store_outage)
+        self.retune_waits = False  # a retune that reads the store waits for it to answer
         self.stop_asked: str | None = None  # set by request_stop, from any thread
         self.drain_asked = False  # set by request_drain, from any thread
         self.closing = False
@@ -340,6 +345,8 @@ class Driver:
             ExperimentBusy: another driver runs the experiment (nothing was started).
             LeaseLost: another driver took the experiment over while this one ran (after
                 this one failed to renew its lease in time); this one wrote nothing more.
+            StoreUnavailable: the store did not answer for ``store_outage`` seconds (see
+                ``_outage``); the message says how to continue the experiment.
             KeyboardInterrupt: on Ctrl-C, once the experiment is STOPPED and recorded; the
                 interrupt waits for the end of a store write or a message read that it
                 would cut in two (``hyperlab._interrupts``).
@@ -385,7 +392,7 @@ class Driver:
             self.ending, final = ExperimentStatus.STOPPED, ExperimentStatus.STOPPED
             self._shutdown(TrialStatus.SYS_CANCELED)
             raise
-        except LeaseLost:
+        except (LeaseLost, StoreUnavailable):  # nothing more can be written
             self._abandon()
             raise
         except BaseException:
@@ -406,18 +413,19 @@ class Driver:
         Called by the loop and on every report, so long in-process trials are covered too.
         """
         tick = self.clock.monotonic()
-        if tick - self._last_control >= CONTROL_INTERVAL:
+        riding = self.outage.active  # the store does not answer: only flushes try it
+        if not riding and tick - self._last_control >= CONTROL_INTERVAL:
             self._last_control = tick
-            self._apply_controls()
+            self.outage.call(self._apply_controls)  # one it could not apply stays pending
         if self.stop_asked is not None and self.ending is None:
             self._end(ExperimentStatus.STOPPED, TrialStatus.SYS_CANCELED)
         max_duration = self.options.max_duration
         if max_duration is not None and self.ending is None and self.elapsed() >= max_duration:
             self._end(ExperimentStatus.DONE, TrialStatus.SYS_CANCELED)
         assert self.keeper is not None
-        if tick - self._last_beat >= HEARTBEAT_INTERVAL:
+        if not riding and tick - self._last_beat >= HEARTBEAT_INTERVAL:
             self._last_beat = tick
-            self.keeper.beat()
+            self.outage.call(self.keeper.beat)
         if self.keeper.lost:
             raise LeaseLost(
                 f"experiment {self.id}: this driver could not renew its lease in time and "
@@ -427,8 +435,21 @@ class Driver:
             self._write_environment()
         if tick - self._last_flush >= FLUSH_INTERVAL:  # with nothing pending too: the time spent
             self._last_flush = tick
-            self.store.flush()
-            self.keeper.recorded()
+            self._flush()
+
+    def _flush(self) -> bool:
+        """Group-commit now; False while the store does not answer (the rows wait in memory,
+        see ``_outage``). The flush that ends an outage has the lease renewed at once."""
+        riding = self.outage.active
+        if not self.outage.flush():
+            return False
+        assert self.keeper is not None
+        self.keeper.recorded()
+        if riding:
+            self._last_beat = -math.inf  # it may have expired meanwhile
+            if self.retune_waits:
+                self._retune()
+        return True
 
     def _write_environment(self, timeout: float | None = None) -> None:
         """Store the environment capture's result (waiting up to ``timeout`` seconds)."""
@@ -459,8 +480,9 @@ class Driver:
                 self._set_status(status, finished_at=now, error=self.error, server_url=None)
                 if self.environment is not None:
                     self._write_environment(ENVIRONMENT_WAIT)
-                self.store.flush()
-                self.store.release_lease(self.keeper.lease, elapsed=self.elapsed())
+                self.outage.settle(self.store.flush)  # the store may be restarting
+                lease = self.keeper.lease
+                self.outage.settle(lambda: self.store.release_lease(lease, elapsed=self.elapsed()))
         finally:
             self.keeper.stop()
 
@@ -550,10 +572,12 @@ class Driver:
             and not self._no_more()
             and self.executor.free_slots > 0
             and (bool(self.requeue) or self.scheduling.admits(self.next_number))
+            and (not self.executor.runs_outside or self.outage.due())  # write-ahead
         )
 
     def _submit_more(self) -> None:
         specs: list[TrialSpec] = []
+        trials: list[Trial] = []
         free = self.executor.free_slots
         while free > len(specs) and not self._no_more():
             if not self.requeue and (
@@ -565,6 +589,7 @@ class Driver:
                 break
             self.active[trial.number] = trial
             self.store.put_trial(trial)
+            trials.append(trial)
             specs.append(self._spec(trial))
         if not specs:
             if (
@@ -574,8 +599,13 @@ class Driver:
             ):
                 self._set_status(ExperimentStatus.NO_MORE_TRIAL)
             return
-        if self.executor.runs_outside:
-            self.store.flush()  # write-ahead: the row exists before another process runs it
+        # write-ahead: the row exists before another process runs it; while the store does not
+        # answer, the trials wait in the queue
+        if self.executor.runs_outside and not self._flush():
+            for trial in reversed(trials):
+                del self.active[trial.number]
+                self.requeue.appendleft(trial)
+            return
         for spec in specs:
             self.executor.submit(spec)
 
@@ -745,7 +775,11 @@ class Driver:
     def _retune(self) -> None:
         """Rebuild the tuner on the declared space plus the parameters defined by run that
         every trial that ended well has; a tuner that refuses them (a grid) keeps its space,
-        and they stay drawn independently."""
+        and they stay drawn independently. It reads the history back from the store: while
+        the store does not answer, it waits for the flush that ends the outage."""
+        self.retune_waits = not self.outage.call(self._rebuild_tuner)
+
+    def _rebuild_tuner(self) -> None:
         try:
             retune(self, self.by_run.space())
         except (ConfigError, SearchSpaceError):

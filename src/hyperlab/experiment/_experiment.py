@@ -22,6 +22,7 @@ from hyperlab._terminal import printable
 from hyperlab.assessors.base import Assessor, assessor_name
 from hyperlab.config import (
     DEFAULT_MAX_LOG_BYTES,
+    DEFAULT_STORE_OUTAGE,
     ExperimentConfig,
     ExperimentOptions,
     GpuConfig,
@@ -117,6 +118,7 @@ class Experiment:
         ray_address: str | None = None,
         resources: Mapping[str, float | int | str] | None = None,
         max_node_failures: int = 3,
+        store_outage: float | str = DEFAULT_STORE_OUTAGE,
         progress: bool | float | None = None,
         callbacks: Sequence[Callback] | None = None,
         research: ResearchOptions | Mapping[str, Any] | None = None,
@@ -149,6 +151,7 @@ class Experiment:
             ray_address=ray_address,
             resources=None if resources is None else dict(resources),
             max_node_failures=max_node_failures,
+            store_outage=store_outage,
         )
         if options.working_dir is not None:
             options = options.model_copy(

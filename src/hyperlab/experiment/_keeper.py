@@ -8,6 +8,11 @@ a tuner may think for seconds. So a watchdog thread steps in whenever the loop h
 recorded the time spent for two flush intervals of real time: it records it alone (a small
 transaction of its own), and renews the lease when the loop has not for a heartbeat interval.
 A crash therefore loses at most about one flush interval of ``max_duration``'s count.
+
+While the store does not answer (``StoreUnavailable``: a database restarting, a lock held past
+the busy timeout), the watchdog tries again after twice as long each time, up to
+``MAX_RETRY``, and never concludes from it that the lease is lost: only a renewal the store
+answers, finding another owner, does (see ``hyperlab.experiment._outage``).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from hyperlab.experiment._outage import MAX_RETRY
 from hyperlab.store import HEARTBEAT_INTERVAL, Lease, Store
 
 __all__ = ["LeaseKeeper"]
@@ -83,7 +89,8 @@ class LeaseKeeper:
             return not self.lost
 
     def _watch(self) -> None:
-        while not self._done.wait(self.record_every):
+        wait = self.record_every
+        while not self._done.wait(wait):
             now = time.monotonic()
             try:
                 if now - self._renewed >= HEARTBEAT_INTERVAL:
@@ -91,8 +98,11 @@ class LeaseKeeper:
                 elif now - self._recorded >= 2 * self.record_every:
                     kept = self._record()
                 else:
+                    wait = self.record_every
                     continue
-            except Exception:  # the store is unreachable for now: the loop will say so
+            except Exception:  # the store does not answer for now: the loop rides it out
+                wait = min(2 * wait, MAX_RETRY)
                 continue
             if not kept:
                 return
+            wait = self.record_every
