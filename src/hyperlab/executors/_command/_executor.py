@@ -8,8 +8,8 @@ A trial's folder holds what it needs and what it leaves::
       stdout.log       what the command printed (its head and tail past ``max_log_bytes``)
       stderr.log       its errors (the last lines become the error of a failed trial), capped
                        likewise
-      group.json       its process group and attempt, so a resumed experiment can adopt it (or
-                       stop it before the trial runs again)
+      group.json       its process group, attempt and mark, so a resumed experiment can adopt
+                       it (or stop it before the trial runs again)
       exit_status      the shell's exit status and attempt, written as it exits (an EXIT trap)
 
 Inside the command, ``hyperlab.get_params()``, ``report()``, ``trial_dir()``, ``trial_seed()``
@@ -39,6 +39,7 @@ from hyperlab.executors._command._logs import CappedLog, open_for_trial
 from hyperlab.executors._command._orphans import (
     EXIT_FILE,
     GROUP_FILE,
+    Group,
     find_group,
     leader_state,
     read_exit_status,
@@ -46,8 +47,9 @@ from hyperlab.executors._command._orphans import (
     stop_leftover_group,
     with_exit_status,
 )
-from hyperlab.executors._command._run import CommandRun, Ending, tail
+from hyperlab.executors._command._run import CommandRun, Ending, signal_marked, tail
 from hyperlab.executors._output import LogTail, check_logs, echo_tails, finish_logs
+from hyperlab.executors._reaper import add_mark, new_mark
 from hyperlab.executors.base import (
     Executor,
     Failed,
@@ -144,6 +146,11 @@ class CommandExecutor(Executor):
     When the shell exits by itself, whatever is left of its group is killed; ``close`` leaves
     no process of any trial.
 
+    A trial's processes that left its group (a ``setsid`` daemon, a double fork, a nested
+    driver's own command trials) are found on Linux by a random mark in their environment
+    (``HYPERLAB_TRIAL_MARKS``, see ``hyperlab.executors._reaper``): they get the group's
+    SIGTERM, and are killed when the trial ends, before its end is reported.
+
     The command writes its logs itself (appending; its output never passes through the
     driver). With ``max_log_bytes``, a log that grows past it is trimmed to its first and
     its last bytes, with a line between them saying how many were dropped: while the trial
@@ -225,7 +232,8 @@ class CommandExecutor(Executor):
         (folder / PARAMS_FILE).write_text(json.dumps(document, default=json_default))
         open_channel(folder)  # a retried or resumed trial starts with an empty channel
         (folder / EXIT_FILE).unlink(missing_ok=True)  # the previous attempt's
-        env = self._environment(spec, folder)
+        mark = new_mark()
+        env = add_mark(self._environment(spec, folder), mark)
         resumed = self._resumes(spec, folder)  # a resumed paused trial keeps its earlier output
         outputs: list[int] = []  # the trial's stdout and stderr, appended to (see _logs)
         logs: list[CappedLog] = []
@@ -257,10 +265,10 @@ class CommandExecutor(Executor):
                 os.close(fd)
         if echoes:
             self._echoes[spec.number] = echoes
-        record_group(folder, process.pid, attempt=spec.attempt)
+        record_group(folder, process.pid, attempt=spec.attempt, mark=mark)
         self._pending.append(Started(spec.number, time.time()))
         try:
-            return CommandRun(spec, folder, process, logs)
+            return CommandRun(spec, folder, process, logs, mark=mark)
         except OSError:
             finish_logs([], self._echoes.pop(spec.number, ()))
             for log in logs:
@@ -268,6 +276,7 @@ class CommandExecutor(Executor):
             with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+            signal_marked(mark, signal.SIGKILL)
             raise
 
     # ---- adopting ---------------------------------------------------------------------------
@@ -291,7 +300,7 @@ class CommandExecutor(Executor):
         except HyperlabError:  # no device left for it: it runs again when one is
             return None
         try:
-            run = self._attach(spec, folder, group.pgid, group.leader_start)
+            run = self._attach(spec, folder, group)
         except OSError:
             run = None
         if run is not None and not self._skip_stored(run, reports):
@@ -312,10 +321,9 @@ class CommandExecutor(Executor):
             self._echoes[spec.number] = echo_tails(paths, spec.number)
         return group.started_at
 
-    def _attach(
-        self, spec: TrialSpec, folder: Path, pgid: int, leader_start: int
-    ) -> CommandRun | None:
-        """A run watching the group ``pgid`` an earlier driver started; None if it just went."""
+    def _attach(self, spec: TrialSpec, folder: Path, group: Group) -> CommandRun | None:
+        """A run watching the group an earlier driver started; None if it just went."""
+        pgid, leader_start = group.pgid, group.leader_start
         logs: list[CappedLog] = []
         try:
             if self.max_log_bytes is not None:
@@ -330,6 +338,7 @@ class CommandExecutor(Executor):
                 pid=pgid,
                 leader_start=leader_start,
                 exit_status=lambda: read_exit_status(folder, spec.attempt),
+                mark=group.mark,
             )
         except BaseException:
             for log in logs:
@@ -495,6 +504,7 @@ class CommandExecutor(Executor):
         A trial is over when its shell exits by itself (what is left of its group is killed
         then), or, once SIGTERM was sent, when its whole group is gone: the shell often dies of
         SIGTERM at once, while the program it started still uses its grace to save its work.
+        Its processes that left the group are killed then.
         """
         stuck = run.give_up_at is not None and time.monotonic() >= run.give_up_at
         if not run.reaped:
@@ -507,6 +517,7 @@ class CommandExecutor(Executor):
                 run.reap()
         if run.ending is not None and not stuck and run.group_alive():
             return False
+        signal_marked(run.mark, signal.SIGKILL)
         self._read_channel(run)
         # within the cap now, before the error quotes stderr's end
         finish_logs(run.logs, self._echoes.pop(run.spec.number, ()))
@@ -576,6 +587,7 @@ class CommandExecutor(Executor):
     def _terminate(self, run: CommandRun, ending: Ending) -> None:
         run.ending = ending
         run.signal(signal.SIGTERM)
+        signal_marked(run.mark, signal.SIGTERM)
         run.kill_at = time.monotonic() + self.stop_grace
 
     # ---- stopping ----------------------------------------------------------------------------

@@ -2,15 +2,17 @@
 
 A command trial runs in its own session, so when its driver is killed (SIGKILL, a crash, a
 lost machine) the trial goes on. Each trial's folder therefore holds ``group.json``: the
-process group, the attempt it runs, the machine and boot it ran on, and its leader's start
-time. The shell also writes ``exit_status`` (its exit status and the attempt) as it exits,
-through an EXIT trap, so that a driver that did not start the trial can still tell how it
-ended.
+process group, the attempt it runs, the machine and boot it ran on, its leader's start time,
+and the mark in its processes' environment (``hyperlab.executors._reaper``), which finds those
+that left the group. The shell also writes ``exit_status`` (its exit status and the attempt) as
+it exits, through an EXIT trap, so that a driver that did not start the trial can still tell
+how it ended.
 
 On resume, a trial whose group is still led by the same process (or whose shell ended with its
 status recorded) is adopted: the new driver watches it as its own (``find_group``). Before a
 trial runs again instead, whatever is left of its previous attempt is stopped
-(``stop_leftover_group``), so two attempts never run at once.
+(``stop_leftover_group``), so two attempts never run at once, and no process of the first
+outlives it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hyperlab.executors._command._run import group_runs
+from hyperlab.executors._reaper import kill, marked
 
 __all__ = [
     "EXIT_FILE",
@@ -89,11 +92,13 @@ def read_exit_status(folder: Path, attempt: int) -> int | None:
     return None
 
 
-def record_group(folder: Path, pgid: int, *, attempt: int = 1) -> None:
-    """Write ``folder/group.json`` for ``attempt`` of the trial, whose process group is ``pgid``."""
+def record_group(folder: Path, pgid: int, *, attempt: int = 1, mark: str | None = None) -> None:
+    """Write ``folder/group.json`` for ``attempt`` of the trial, whose process group is ``pgid``
+    and whose processes carry ``mark`` in their environment."""
     info = {
         "pgid": pgid,
         "attempt": attempt,
+        "mark": mark,
         "host": socket.gethostname(),
         "boot": _boot_id(),
         "started": _start_time(pgid),
@@ -126,12 +131,14 @@ class Group:
             process that reuses its id later.
         started_at: When the trial started (epoch seconds).
         exit_status: The shell's exit status if it already exited by itself, else None (it runs).
+        mark: The mark its processes carry in their environment (None if not recorded).
     """
 
     pgid: int
     leader_start: int
     started_at: float
     exit_status: int | None
+    mark: str | None = None
 
 
 def find_group(folder: Path, attempt: int) -> Group | None:
@@ -149,13 +156,19 @@ def find_group(folder: Path, attempt: int) -> Group | None:
         return None
     when = info.get("time")
     started_at = float(when) if isinstance(when, (int, float)) else time.time()
+    mark = _mark(info)
     state = leader_state(pgid)
     if state is not None and state[0] == started and state[1] != b"Z":
-        return Group(pgid, started, started_at, None)
+        return Group(pgid, started, started_at, None, mark)
     code = read_exit_status(folder, attempt)  # the shell is gone: did it say how it ended?
     if code is None:
         return None
-    return Group(pgid, started, started_at, code)
+    return Group(pgid, started, started_at, code, mark)
+
+
+def _mark(info: dict) -> str | None:
+    mark = info.get("mark")
+    return mark if isinstance(mark, str) and mark else None
 
 
 def stop_leftover_group(folder: Path, grace: float) -> bool:
@@ -163,12 +176,21 @@ def stop_leftover_group(folder: Path, grace: float) -> bool:
 
     Only a group recorded on this machine in this boot is touched, and only if its leader is
     gone or is still the same process (so a reused process id is never signalled).
-    SIGTERM first, SIGKILL after ``grace`` seconds.
+    SIGTERM first, SIGKILL after ``grace`` seconds. Then the processes that carry the
+    attempt's mark (those that left the group) are killed.
     """
     info = _read_group(folder)
     (folder / GROUP_FILE).unlink(missing_ok=True)
     if info is None or not _here(info):
         return False
+    stopped = _stop_group(info, grace)
+    mark = _mark(info)
+    if mark is not None and kill(lambda table: marked(mark, table)):
+        stopped = True
+    return stopped
+
+
+def _stop_group(info: dict, grace: float) -> bool:
     pgid = int(info["pgid"])
     leader_start = _start_time(pgid)
     if leader_start is not None and leader_start != info.get("started"):

@@ -6,11 +6,13 @@ import contextlib
 import enum
 import os
 import select
+import signal
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hyperlab.executors._command._logs import CappedLog
+from hyperlab.executors._reaper import kill, marked, signal_all
 from hyperlab.executors.base import TrialSpec
 from hyperlab.reporting.channel import CHANNEL_FILE
 
@@ -18,8 +20,10 @@ __all__ = [
     "CommandRun",
     "Ending",
     "group_runs",
+    "signal_marked",
     "tail",
 ]
+
 
 class Ending(enum.Enum):
     """Why a command is being ended by the executor."""
@@ -50,6 +54,7 @@ class CommandRun:
         "last",
         "leader_start",
         "logs",
+        "mark",
         "pid",
         "pidfd",
         "process",
@@ -70,6 +75,7 @@ class CommandRun:
         pid: int | None = None,
         leader_start: int | None = None,
         exit_status: Callable[[], int | None] | None = None,
+        mark: str | None = None,
     ) -> None:
         if process is not None:
             pid = process.pid
@@ -81,6 +87,7 @@ class CommandRun:
         self.pid: int = pid
         self.leader_start = leader_start
         self.exit_status = exit_status  # reads an adopted shell's recorded status
+        self.mark = mark  # in its processes' environment (hyperlab.executors._reaper)
         self.logs = tuple(logs)  # its stdout.log and stderr.log, when they are capped
         self.reader = open(folder / CHANNEL_FILE, "rb", buffering=0)  # noqa: SIM115
         self.buffer = b""
@@ -164,6 +171,17 @@ class CommandRun:
         self.close_pidfd()
         for log in self.logs:
             log.close()
+
+
+def signal_marked(mark: str | None, sig: int) -> None:
+    """Send ``sig`` to the processes carrying a trial's ``mark`` (those that left its group
+    too; nothing without a mark); SIGKILL stops them first (``hyperlab.executors._reaper``)."""
+    if mark is None:
+        return
+    if sig == signal.SIGKILL:
+        kill(lambda table: marked(mark, table))
+    else:
+        signal_all(lambda table: marked(mark, table), sig)
 
 
 def group_runs(pgid: int) -> bool:

@@ -19,6 +19,15 @@ from hyperlab.errors import ConfigError
 from hyperlab.executors._exceptions import load_exception
 from hyperlab.executors._gpu_memory import GpuWatch
 from hyperlab.executors._output import WatchedLogs, watch_trial_logs
+from hyperlab.executors._reaper import (
+    Process,
+    add_mark,
+    descendants,
+    kill,
+    marked,
+    new_mark,
+    signal_all,
+)
 from hyperlab.executors.base import (
     Executor,
     Failed,
@@ -56,7 +65,17 @@ def pickle_objective(objective: Any, executor: str = "processes") -> bytes:
 class _Slot:
     """One worker process and the trial it runs."""
 
-    __slots__ = ("deadline", "devices", "events", "kill_at", "logs", "number", "process", "tasks")
+    __slots__ = (
+        "deadline",
+        "devices",
+        "events",
+        "kill_at",
+        "logs",
+        "mark",
+        "number",
+        "process",
+        "tasks",
+    )
 
     def __init__(
         self,
@@ -64,8 +83,10 @@ class _Slot:
         tasks: Connection,
         events: Connection,
         devices: tuple[int, ...],
+        mark: str,
     ) -> None:
-        self.process = process
+        self.process = process  # on Linux, the worker's keeper (hyperlab.executors._reaper)
+        self.mark = mark  # in the environment of the worker and of what its trials start
         self.tasks = tasks
         self.events = events
         self.devices = devices  # its CUDA_VISIBLE_DEVICES, fixed for its life
@@ -86,9 +107,20 @@ class _Slot:
         return self.process.poll() is None
 
     def signal(self, sig: int) -> None:
-        """Send ``sig`` to the worker's whole process group (the trial and its children)."""
+        """Send ``sig`` to the worker's whole process group (the trial and its children), and
+        to the processes its trial started that left the group; SIGKILL stops them first."""
+        if sig == signal.SIGKILL:
+            kill(self._processes)
+        else:
+            signal_all(self._processes, sig)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, sig)
+
+    def _processes(self, table: dict[int, Process]) -> list[Process]:
+        """The processes below the keeper (while its pid is still its own: not reaped), and
+        those carrying the worker's mark."""
+        below = descendants(self.process.pid, table) if self.process.poll() is None else []
+        return below + marked(self.mark, table)
 
 
 class ProcessExecutor(Executor):
@@ -110,6 +142,11 @@ class ProcessExecutor(Executor):
     The devices of a timed-out or stopped trial are released when its end is reported, while
     its worker may still be dying (SIGTERM, then SIGKILL after ``stop_grace``). With
     ``devices.memory_check``, the worker waits for the devices' memory before the trial starts.
+
+    A trial's processes end with it, on Linux even those that left the worker's process group
+    (a ``setsid`` daemon, a double fork): the worker kills what a trial left when it ends,
+    and the driver, when it kills a worker, kills everything started below it or carrying its
+    mark in the environment (see ``hyperlab.executors._reaper``).
 
     A trial with a folder writes its ``stdout.log`` and ``stderr.log`` there: the worker points
     its descriptors 1 and 2 at them for the trial, so C code and child processes are captured
@@ -133,8 +170,11 @@ class ProcessExecutor(Executor):
         return sum(slot.number is not None for slot in self._slots) + len(self._pending)
 
     def _spawn(self, devices: tuple[int, ...]) -> _Slot:
-        process, tasks, events = spawn_worker(WORKER_COMMAND, devices, self.objective_bytes)
-        slot = _Slot(process, tasks, events, devices)
+        mark = new_mark()
+        process, tasks, events = spawn_worker(
+            WORKER_COMMAND, devices, self.objective_bytes, mark=mark
+        )
+        slot = _Slot(process, tasks, events, devices, mark)
         self._slots.append(slot)
         return slot
 
@@ -317,11 +357,12 @@ def _wait_limit(watch: GpuWatch | None) -> float:
 
 
 def spawn_worker(
-    command: str, devices: tuple[int, ...], first: bytes
+    command: str, devices: tuple[int, ...], first: bytes, *, mark: str | None = None
 ) -> tuple[subprocess.Popen, Connection, Connection]:
     """Start ``python -c command TASK_FD EVENT_FD`` as a worker: in its own session (so its
-    whole group can be signalled), with this process's ``sys.path`` and ``CUDA_VISIBLE_DEVICES``
-    set to ``devices`` (when any); send it ``first`` (the pickled objective).
+    whole group can be signalled), with this process's ``sys.path``, ``CUDA_VISIBLE_DEVICES``
+    set to ``devices`` (when any) and ``mark`` added to its environment's marks (when given,
+    see ``hyperlab.executors._reaper``); send it ``first`` (the pickled objective).
 
     Returns:
         The process, the task pipe to write to, and the event pipe to read from.
@@ -332,6 +373,8 @@ def spawn_worker(
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     if devices:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, devices))
+    if mark is not None:
+        add_mark(env, mark)
     try:
         process = subprocess.Popen(
             [sys.executable, "-c", command, str(task_read), str(event_write)],

@@ -10,6 +10,12 @@ exception cloudpickled, or None). It leads its own session and process group (th
 it so), so the driver can signal the trial and everything it started, and it exits as soon as
 the driver goes away.
 
+On Linux the process the driver starts forks at once: its parent half stays a keeper, a child
+subreaper that runs no trial code (``hyperlab.executors._reaper``), and the child half is the
+worker. A process a trial leaves behind, even one that left the group (a ``setsid`` daemon), is
+killed when the trial ends, before its end is reported: everything below the keeper but the
+worker. When the worker dies, the keeper kills what is left and exits as the worker did.
+
 For each trial with a folder, its descriptors 1 and 2 point at the trial's ``stdout.log`` and
 ``stderr.log`` (made by the driver, which caps them): what the trial, its C code and its child
 processes print lands there. Between trials they are the driver's again.
@@ -35,6 +41,7 @@ from hyperlab.errors import TrialError
 from hyperlab.executors._exceptions import dump_exception
 from hyperlab.executors._gpu_memory import GpuMemory, GpuWatch
 from hyperlab.executors._output import RedirectedOutput, log_paths
+from hyperlab.executors._reaper import descendants, kill, reap_children, start_keeper, tree_is_bare
 from hyperlab.executors._requests import Answers
 from hyperlab.executors._run import format_error, make_context, run_trial
 from hyperlab.executors.base import Failed, Finished, Stopped, TrialEnd, TrialSpec
@@ -54,10 +61,28 @@ def _die_with_parent() -> None:
             pass
 
 
+LEFTOVERS_REAP_WAIT = 1.0
+"""Seconds the worker waits for the children a trial left (and it killed) to exit, to reap
+them, before it reports the trial's end."""
+
+
+def _end_leftovers(keeper: int | None) -> None:
+    """Kill every process the trial left, below the keeper (or this worker, without one),
+    and reap this worker's children: those killed, and those that exited unwaited for (the
+    trial is over)."""
+    me = os.getpid()
+    if keeper is not None and tree_is_bare(keeper, me):
+        return
+    root = me if keeper is None else keeper
+    killed = kill(lambda table: [p for p in descendants(root, table) if p.pid != me])
+    reap_children([p.pid for p in killed if p.ppid == me], LEFTOVERS_REAP_WAIT)
+
+
 class _Worker:
-    def __init__(self, tasks: Connection, events: Connection) -> None:
+    def __init__(self, tasks: Connection, events: Connection, keeper: int | None) -> None:
         self.tasks = tasks
         self.events = events
+        self.keeper = keeper  # the pid of the subreaper above us, if any
         self.send_lock = threading.Lock()
         self.queue: queue.SimpleQueue[tuple[TrialSpec, GpuWatch | None] | None] = (
             queue.SimpleQueue()
@@ -177,6 +202,7 @@ class _Worker:
             end = run_trial(objective, ctx)
         finally:
             set_process_context(None)
+            _end_leftovers(self.keeper)  # before its GPUs' memory is looked at, too
         if watch is not None and before:
             watch.after(number, before, say)
         return end
@@ -204,6 +230,7 @@ def main(task_fd: str, event_fd: str) -> None:
 
     The first message on the task pipe is the pickled objective.
     """
+    keeper = start_keeper(close=(int(task_fd), int(event_fd)))
     _die_with_parent()
     if isinstance(sys.stdout, io.TextIOWrapper):  # a trial's prints reach its log at once
         sys.stdout.reconfigure(line_buffering=True)
@@ -213,7 +240,7 @@ def main(task_fd: str, event_fd: str) -> None:
         blob = tasks.recv_bytes()
     except (EOFError, OSError):
         os._exit(0)
-    worker = _Worker(tasks, events)
+    worker = _Worker(tasks, events, keeper)
     threading.Thread(target=worker.listen, name="hyperlab-tasks", daemon=True).start()
     try:
         objective = cloudpickle.loads(blob)
