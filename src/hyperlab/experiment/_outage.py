@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 
 from hyperlab._steering import resume_command
+from hyperlab._terminal import printable
 from hyperlab.store import Store, StoreUnavailable
 
 __all__ = ["FIRST_RETRY", "MAX_RETRY", "StoreOutage"]
@@ -136,4 +137,4 @@ class StoreOutage:
 
 
 def _say(message: str) -> None:
-    print(f"hyperlab: {message}", file=sys.stderr, flush=True)
+    print(f"hyperlab: {printable(message)}", file=sys.stderr, flush=True)
