@@ -133,11 +133,12 @@ def test_the_python_api_and_config_files_take_the_same_range(tmp_path, field, ta
             progress=False,
             **{"max_trials": 1, field: refused},
         )
+    budget = "" if field == "max_trials" else "max_trials: 5\n"
     for value, ok in ((taken, True), (refused, False)):
         path = tmp_path / f"{ok}.yaml"
         path.write_text(
             f"search_space: {{x: {{_type: uniform, _value: [0, 1]}}}}\n"
-            f"trial: {{command: 'true'}}\nmax_trials: 5\n{field}: {value}\n"
+            f"trial: {{command: 'true'}}\n{budget}{field}: {value}\n"
         )
         if ok:
             assert isinstance(load_config(path), ExperimentConfig)

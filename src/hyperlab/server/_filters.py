@@ -21,6 +21,7 @@ rule (the app answers 422).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Sequence
@@ -32,7 +33,7 @@ from fastapi import Query
 from hyperlab.errors import ConfigError
 from hyperlab.space import Choice, NestedOption, SearchSpace
 from hyperlab.store import ExperimentRecord
-from hyperlab.store._codec import dumps
+from hyperlab.store._codec import dumps, loads
 from hyperlab.store._trial_queries import Choices, Key, NestedName, Range, TrialFilter, TrialOrder
 from hyperlab.trial import Mode, TrialStatus
 
@@ -45,6 +46,7 @@ __all__ = [
     "parse_order",
     "parse_range",
     "parse_statuses",
+    "space_of",
 ]
 
 _SIMPLE_KEYS = ("number", "value", "duration", "started", "finished")
@@ -166,9 +168,32 @@ def check_name(name: str, field: str) -> str:
     return name
 
 
+def space_of(record: ExperimentRecord) -> SearchSpace:
+    """The experiment's search space, parsed once per version of it for the whole process (a
+    space at its size limits takes most of a second to parse; requests read it all the time).
+
+    Raises:
+        ConfigError: naming the experiment, when this version of hyperlab cannot read it.
+    """
+    parsed = _parsed(dumps(record.space))
+    if isinstance(parsed, str):
+        raise ConfigError(f"experiment {record.id}: its search space cannot be read: {parsed}")
+    return parsed
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(text: str) -> SearchSpace | str:
+    """The space of its stored JSON ``text`` (spaces are immutable: one serves every thread),
+    or why it cannot be read. Four are kept: a space at the size limits takes some 20 MB."""
+    try:
+        return SearchSpace.from_nni(loads(text))
+    except ConfigError as exc:
+        return str(exc)
+
+
 def _space(record: ExperimentRecord) -> SearchSpace | None:
     try:
-        return SearchSpace.from_nni(record.space)
+        return space_of(record)
     except ConfigError:  # a stored space this version cannot read: names go unchecked
         return None
 

@@ -5,7 +5,9 @@ Needs scikit-learn, imported on first use; without it the route answers 501 nami
 to install (``pip install 'hyperlab[importance]'``). The forest sees each parameter in the unit
 cube of the search space's encoding (choices as option indexes, log ranges on a log scale, the
 sub-parameters of nested options as their own columns, counted towards their top-level
-parameter), and is fitted on at most ``MAX_TRIALS`` trials, sampled evenly.
+parameter), and is fitted on at most ``MAX_TRIALS`` trials, sampled evenly. A forest costs
+about trials x dimensions x trees: ``budget`` keeps that under ``MAX_WORK`` (about a second) by
+fitting fewer trees, then on fewer trials, for a search space of many parameters.
 """
 
 from __future__ import annotations
@@ -18,11 +20,16 @@ import numpy as np
 from hyperlab.errors import HyperlabError
 from hyperlab.space import SearchSpace
 
-__all__ = ["MAX_TRIALS", "ImportanceUnavailable", "importances"]
+__all__ = ["MAX_TRIALS", "ImportanceUnavailable", "budget", "importances"]
 
 MAX_TRIALS = 2000
 """The most trials the forest is fitted on (sampled evenly beyond that)."""
 N_TREES = 50
+"""The trees of a forest, for a search space of up to 15 dimensions."""
+MIN_TREES = 10
+"""The fewest trees, however many dimensions the search space has."""
+MAX_WORK = 1_500_000
+"""The most trials x dimensions x trees a forest is fitted on."""
 EXTRA = "importance"
 """The pip extra that installs scikit-learn."""
 
@@ -31,7 +38,16 @@ class ImportanceUnavailable(HyperlabError):
     """Parameter importance needs scikit-learn, which is not installed (the app answers 501)."""
 
 
-def _forest(seed: int) -> Any:
+def budget(n_dims: int) -> tuple[int, int]:
+    """(trials, trees) of the forest for a search space of ``n_dims`` dimensions: ``N_TREES``
+    trees on ``MAX_TRIALS`` trials, or fewer of either so that trials x dimensions x trees
+    stays within ``MAX_WORK``."""
+    dims = max(1, n_dims)
+    trees = max(MIN_TREES, min(N_TREES, MAX_WORK // (MAX_TRIALS * dims)))
+    return max(2, min(MAX_TRIALS, MAX_WORK // (dims * trees))), trees
+
+
+def _forest(seed: int, trees: int) -> Any:
     try:
         from sklearn.ensemble import RandomForestRegressor  # type: ignore[import-untyped]
     except ImportError as exc:
@@ -39,12 +55,17 @@ def _forest(seed: int) -> Any:
             f"parameter importance needs scikit-learn ({exc}): pip install 'hyperlab[{EXTRA}]'"
         ) from None
     return RandomForestRegressor(
-        n_estimators=N_TREES, min_samples_leaf=3, max_features=None, random_state=seed, n_jobs=1
+        n_estimators=trees, min_samples_leaf=3, max_features=None, random_state=seed, n_jobs=1
     )
 
 
 def importances(
-    space: SearchSpace, params: Sequence[dict[str, Any]], targets: Sequence[float], *, seed: int
+    space: SearchSpace,
+    params: Sequence[dict[str, Any]],
+    targets: Sequence[float],
+    *,
+    seed: int,
+    trees: int = N_TREES,
 ) -> tuple[dict[str, float], int]:
     """Each top-level parameter's importance for ``targets``, and how many trials it used
     (those whose parameters fit the space).
@@ -54,7 +75,7 @@ def importances(
     Raises:
         ImportanceUnavailable: when scikit-learn is not installed.
     """
-    forest = _forest(seed)
+    forest = _forest(seed, trees)
     names = list(space.names)
     dims = space.dimensions()
     # dimensions come depth-first: a top-level parameter's (the one without a condition),

@@ -101,7 +101,11 @@ class TrialColumnsOut(BaseModel):
         "is left out of the points)."
     )
     sampled: bool
-    max_points: int
+    max_points: int = Field(
+        description="The most trials this answer holds: max_points as asked, or fewer for a "
+        "search space of many parameters or a parallel plot of many axes (a request's work is "
+        "bounded)."
+    )
     numbers: list[int]
     statuses: list[TrialStatus]
     axes: list[AxisOut]

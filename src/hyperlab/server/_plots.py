@@ -23,8 +23,14 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from hyperlab.errors import ConfigError
 from hyperlab.server._context import READ_ERRORS, ApiContext, ExperimentId, context, error_responses
-from hyperlab.server._filters import FilterParams, parse_filter, parse_key, parse_numbers
-from hyperlab.server._importance import MAX_TRIALS, importances
+from hyperlab.server._filters import (
+    FilterParams,
+    parse_filter,
+    parse_key,
+    parse_numbers,
+    space_of,
+)
+from hyperlab.server._importance import MAX_TRIALS, budget, importances
 from hyperlab.server._listing import Snapshot
 from hyperlab.server._overview import best_numbers, overview, succeeded, summary
 from hyperlab.server._plot_models import (
@@ -56,6 +62,9 @@ _JSON_KINDS = ("param", "metric")  # keys read from the trials' JSON
 
 MAX_AXES = 50
 """The most parameters a parallel-coordinates answer holds (more are not readable as lines)."""
+MAX_DECODED = 1_000_000
+"""The most parameter values a scatter or parallel answer decodes (trials x parameters of the
+search space): a thousand trials of a space of a thousand parameters, a fifth of a second."""
 MAX_VALUES = 200_000
 """The most values (trials x axes) a parallel-coordinates answer holds: beyond it, fewer trials
 are sampled than ``max_points`` asks for (the answer's ``max_points`` says how many)."""
@@ -70,23 +79,12 @@ def _key_name(key: Key) -> str:
     return key.kind if key.name is None else f"{key.kind}.{key.name}"
 
 
-def _space(
-    ctx: ApiContext, record: ExperimentRecord, *, needed: bool = False
-) -> SearchSpace | None:
-    """The experiment's search space, parsed once per version of it; None if this version of
-    hyperlab cannot read it (a ConfigError saying why when it is ``needed``)."""
-    memo_key = ("space", record.id, record.created_at, dumps(record.space))
-    found = ctx.memo.get(memo_key)
-    if found is None:
-        try:
-            found = (SearchSpace.from_nni(record.space), "")
-        except ConfigError as exc:
-            found = (None, str(exc))
-        ctx.memo.put(memo_key, found)
-    space, problem = found
-    if space is None and needed:
-        raise ConfigError(f"experiment {record.id}: its search space cannot be read: {problem}")
-    return space
+def _space(record: ExperimentRecord) -> SearchSpace | None:
+    """The experiment's search space; None if this version of hyperlab cannot read it."""
+    try:
+        return space_of(record)
+    except ConfigError:
+        return None
 
 
 def _axis(space: SearchSpace | None, key: Key, raw: list[Any]) -> AxisOut:
@@ -157,19 +155,24 @@ def _sample(
         params=params or "param" in kinds,
         metrics="metric" in kinds,
     )
-    space = _space(ctx, record) if "param" in kinds else None
-    readers = {key: _reader(space, key) for key in keys if key.kind in _JSON_KINDS}
+    space = _space(record) if "param" in kinds else None
+    # how each value of a row is had: the i-th of the database's, or read from a document
+    # (column 2 + len(plain): the params, then the metrics, when asked for)
+    documents = {"param": 2 + len(plain), "metric": len(sampled[0]) - 1 if sampled else 0}
+    plan: list[tuple[int, Callable[[Any], Any] | None]] = []
+    given = 2
+    for key in keys:
+        if key.kind in _JSON_KINDS:
+            plan.append((documents[key.kind], _reader(space, key)))
+        else:
+            plan.append((given, None))
+            given += 1
     needed = [i for i, key in enumerate(keys) if key in must]
     rows = []
     for row in sampled:
-        documents = {"param": row[2 + len(plain)] if params or "param" in kinds else None}
-        documents["metric"] = row[-1] if "metric" in kinds else None
-        given = iter(row[2 : 2 + len(plain)])
-        values = [
-            readers[key](documents[key.kind]) if key in readers else next(given) for key in keys
-        ]
+        values = [row[at] if read is None else read(row[at]) for at, read in plan]
         if all(values[i] is not None for i in needed):
-            rows.append((row[0], row[1], *values, *((documents["param"],) if params else ())))
+            rows.append((row[0], row[1], *values, *((row[2 + len(plain)],) if params else ())))
     if len(rows) > points:
         rows = [rows[i] for i in evenly(len(rows), points).tolist()]
     return total, fraction is not None, rows
@@ -202,10 +205,17 @@ def _columns(
     *,
     required: int | None = None,
 ) -> TrialColumnsOut:
-    """The columns of ``keys``; trials must have the last ``required`` keys (all by default)."""
+    """The columns of ``keys``; trials must have the last ``required`` keys (all by default).
+
+    Reading a parameter decodes the trial's parameters, all of them: for a search space of
+    many parameters, fewer trials than ``points`` are sampled, so that one answer decodes at
+    most ``MAX_DECODED`` values (the answer's ``max_points`` says how many).
+    """
     must = keys if required is None else keys[len(keys) - required :]
+    if any(key.kind == "param" for key in keys):
+        points = max(10, min(points, MAX_DECODED // max(1, len(record.space))))
     total, sampled, rows = _sampled_rows(ctx, record, where, keys, points, must)
-    space = _space(ctx, record)
+    space = _space(record)
     axes = [_axis(space, key, [row[2 + i] for row in rows]) for i, key in enumerate(keys)]
     return TrialColumnsOut(
         experiment_id=record.id,
@@ -278,7 +288,7 @@ def parallel(
     ctx = context(request)
     record = ctx.store.get_experiment(experiment_id)
     if params is None:
-        space = _space(ctx, record)
+        space = _space(record)
         names = [] if space is None else list(space.names)[:MAX_AXES]
     else:
         names = _names(params, "params")
@@ -432,7 +442,8 @@ def _curve(trial: Trial, series: list[tuple[int, float | None]], max_points: int
     response_model=ImportanceOut,
     summary="Parameter importance for the objective (random forest), cached",
     description="Fitted on the succeeded trials (an even sample of at most "
-    f"{MAX_TRIALS}); cached until the number of succeeded trials changes. Needs "
+    f"{MAX_TRIALS}, fewer for a search space of many parameters, so that a forest takes "
+    "about a second at most); cached until the number of succeeded trials changes. Needs "
     "scikit-learn: without it the answer is 501 naming the extra to install.",
     responses=error_responses(501),
 )
@@ -445,18 +456,17 @@ def importance(
     store = ctx.store
     record = store.get_experiment(experiment_id)
     goal = parse_key(record, target, "target", allow=("value", "metric"), sql=False)
-    space = _space(ctx, record, needed=True)
-    assert space is not None
+    space = space_of(record)
     done = TrialFilter(statuses=frozenset({TrialStatus.SUCCEEDED}))
     counts = summary(overview(ctx.snapshots, store, record), store, record).counts
     n_finished = counts.get(TrialStatus.SUCCEEDED, 0)
     memo_key = ("importance", record.id, record.created_at, goal, dumps(record.space), n_finished)
     found = ctx.memo.get(memo_key)
     if found is None:
-        _, sampled, rows = _sample(ctx, record, done, [goal], MAX_TRIALS, [goal], params=True)
-        scores, used = importances(
-            space, [row[-1] for row in rows], [row[2] for row in rows], seed=record.seed % 2**32
-        )
+        trials, trees = budget(len(space.dimensions()))
+        _, sampled, rows = _sample(ctx, record, done, [goal], trials, [goal], params=True)
+        params, targets = [row[-1] for row in rows], [row[2] for row in rows]
+        scores, used = importances(space, params, targets, seed=record.seed % 2**32, trees=trees)
         ranked = sorted(scores.items(), key=lambda item: -item[1])
         found = ImportanceOut(
             experiment_id=record.id,

@@ -43,6 +43,16 @@ router = APIRouter(tags=["trials"], responses=READ_ERRORS)
 
 MAX_PAGE = 10_000
 """The most trials (or changes, or reports) one answer holds."""
+MAX_PAGE_VALUES = 200_000
+"""The most parameter values (trials x parameters of the search space) one page of trials
+holds: for a search space of many parameters, a page holds fewer trials than ``limit`` (200 of
+a space of 1,000 parameters, some 5 MB of JSON)."""
+
+
+def page_size(record: ExperimentRecord, limit: int) -> int:
+    """``limit``, or fewer trials for a search space of many parameters (``MAX_PAGE_VALUES``)."""
+    return max(1, min(limit, MAX_PAGE_VALUES // max(1, len(record.space))))
+
 
 _PAGE_HEADERS = {
     "X-Total-Count": {
@@ -85,13 +95,23 @@ def list_trials(
             examples=["-param.lr"],
         ),
     ] = "number",
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="At most this many.")] = 100,
+    limit: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=MAX_PAGE,
+            description="At most this many (fewer for a search space of many parameters: a "
+            f"page holds at most {MAX_PAGE_VALUES:,} parameter values; go on from offset + "
+            "the trials received).",
+        ),
+    ] = 100,
     offset: Annotated[int, Query(ge=0, le=MAX_ID, description="Skip this many first.")] = 0,
     reports: Annotated[bool, Query(description="Attach intermediate reports.")] = False,
 ) -> list[TrialOut]:
     ctx = context(request)
     store = ctx.store
     record = store.get_experiment(experiment_id)
+    limit = page_size(record, limit)
     where = parse_filter(record, filters)
     order = parse_order(record, sort)
     if needs_snapshot(where, order, offset):
@@ -134,11 +154,19 @@ def changes(
     request: Request,
     experiment_id: ExperimentId,
     after: Annotated[int, Query(ge=0, le=MAX_ID, description="The cursor of the last answer.")] = 0,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="At most this many trials.")] = 1000,
+    limit: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=MAX_PAGE,
+            description="At most this many trials (fewer for a search space of many "
+            f"parameters: at most {MAX_PAGE_VALUES:,} parameter values; `more` says so).",
+        ),
+    ] = 1000,
 ) -> ChangesOut:
     ctx = context(request)
     record = ctx.store.get_experiment(experiment_id)
-    found, cursor, more = ctx.store.trial_changes(record.id, after, limit=limit)
+    found, cursor, more = ctx.store.trial_changes(record.id, after, limit=page_size(record, limit))
     _, n_trials, counts, best = experiment_summary(ctx, record)
     return ChangesOut(
         experiment_id=record.id,

@@ -39,11 +39,14 @@ Example:
 
 Invalid spaces raise :class:`hyperlab.errors.SearchSpaceError` whose message starts with the
 parameter's path (``"layer/conv/kernel: randint needs low < high ..."``). A builder called on its
-own has no path yet, so its message starts with the rule.
+own has no path yet, so its message starts with the rule. So does a space beyond a limit, checked
+before it is parsed: ``MAX_OPTIONS`` options of a choice, ``MAX_PARAMETERS`` parameters (nested
+ones included), ``MAX_NESTING`` levels of nested choices, ``MAX_SPACE_SIZE`` characters of JSON.
 """
 
 from hyperlab.space._choice import Choice, NestedOption
 from hyperlab.space._codec import Dimension
+from hyperlab.space._limits import MAX_NESTING, MAX_OPTIONS, MAX_PARAMETERS, MAX_SPACE_SIZE
 from hyperlab.space._params import (
     NNI_TYPES,
     LogNormal,
@@ -72,6 +75,10 @@ from hyperlab.space._space import (
 )
 
 __all__ = [
+    "MAX_NESTING",
+    "MAX_OPTIONS",
+    "MAX_PARAMETERS",
+    "MAX_SPACE_SIZE",
     "NNI_TYPES",
     "Choice",
     "Dimension",

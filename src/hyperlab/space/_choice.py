@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from hyperlab.errors import SearchSpaceError
+from hyperlab.space._limits import check_options
 from hyperlab.space._params import (
     Parameter,
     at_path,
@@ -140,6 +141,7 @@ class Choice(Parameter):
             )
         if not self.options:
             raise SearchSpaceError("choice needs at least one option, got none")
+        check_options("", len(self.options))
         options = tuple(_option("", i, option) for i, option in enumerate(self.options))
         names: dict[str, int] = {}
         offsets: dict[int, int] = {}
@@ -168,7 +170,13 @@ class Choice(Parameter):
 
     @classmethod
     def _from_nni(cls, path: str, values: list[Any] | tuple[Any, ...]) -> Choice:
-        options = tuple(_option(path, i, option) for i, option in enumerate(values))
+        check_options(path, len(values))
+        # nested options are built here, where their sub-parameters' paths are known; the
+        # constants once, by __post_init__ (its errors get the path from at_path)
+        options = tuple(
+            _option(path, i, option) if isinstance(option, Mapping) else option
+            for i, option in enumerate(values)
+        )
         with at_path(path):
             return cls(options)
 

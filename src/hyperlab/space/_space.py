@@ -18,6 +18,7 @@ from hyperlab.space._choice import (
     sample_group,
 )
 from hyperlab.space._codec import Dimension, decode_rows, dimensions, encode_into
+from hyperlab.space._limits import check_limits
 from hyperlab.space._nni import read_nni
 from hyperlab.space._params import (
     LogNormal,
@@ -117,7 +118,10 @@ class SearchSpace(Mapping[str, Parameter]):
             ``{"_type": ..., "_value": [...]}``, mixed as you like.
 
     Raises:
-        SearchSpaceError: If a name or a spec is invalid; the message starts with its path.
+        SearchSpaceError: If a name or a spec is invalid, or the space is beyond a limit
+            (``MAX_OPTIONS`` options of a choice, ``MAX_PARAMETERS`` parameters, ``MAX_NESTING``
+            levels of nested choices, ``MAX_SPACE_SIZE`` characters of JSON: see
+            ``hyperlab.space``); the message starts with the parameter's path.
 
     Example:
         >>> space = SearchSpace({"lr": loguniform(1e-4, 1e-1), "batch": {"_type": "choice",
@@ -136,6 +140,7 @@ class SearchSpace(Mapping[str, Parameter]):
                 "a search space must be a mapping of parameter names to specs, got "
                 f"{type(params).__name__}"
             )
+        check_limits(params)
         parsed: dict[str, Parameter] = {}
         for name, spec in params.items():
             check_name("", name)

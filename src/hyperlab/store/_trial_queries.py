@@ -84,12 +84,16 @@ class Choices:
     """
 
     options: tuple[Any, ...]
+    _repr: str = field(init=False, repr=False)  # written once: a choice may have many options
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_repr", repr(self.options))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Choices) and repr(self.options) == repr(other.options)
+        return isinstance(other, Choices) and self._repr == other._repr
 
     def __hash__(self) -> int:
-        return hash(repr(self.options))
+        return hash(self._repr)
 
 
 @dataclass(frozen=True)
