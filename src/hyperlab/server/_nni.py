@@ -116,8 +116,9 @@ def _update(record: ExperimentRecord, update_type: str, params: dict[str, Any]) 
     if update_type == "MAX_EXEC_DURATION":
         seconds = parse_duration(value, f"params.{name}")
         return control_value(SetMaxDuration, f"params.{name}", seconds)
-    kind = SetConcurrency if update_type == "TRIAL_CONCURRENCY" else SetMaxTrials
-    return control_value(kind, f"params.{name}", _positive_int(value, name))
+    if update_type == "TRIAL_CONCURRENCY":
+        return control_value(SetConcurrency, f"params.{name}", _positive_int(value, name))
+    return control_value(SetMaxTrials, f"params.{name}", _positive_int(value, name))
 
 
 def _served_at(request: Request, record: ExperimentRecord) -> tuple[str | None, int | None]:

@@ -108,7 +108,7 @@ def _reader(space: SearchSpace | None, key: Key) -> Callable[[Any], Any]:
     Read here, not by the database, so that any name works (SQLite's JSON paths cannot hold a
     double quote, neither database's a NUL) and a choice of many options costs a dict lookup.
     """
-    name = key.name
+    name = key.name or ""  # a parameter's or a metric's key has one
     choice = space.get(name) if key.choices is not None and space is not None else None
 
     def read(document: Any) -> Any:

@@ -10,7 +10,7 @@ gets back holds every row committed after the last one it saw (both tables have 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy import BigInteger, Text, cast, func, literal, select
@@ -167,7 +167,7 @@ def curve_points(
         .where(r.experiment_id == experiment_id, r.number.in_(list(numbers)))
         .order_by(r.number, r.step, r.time, r.id)
     )
-    rows = conn.execute(query)
+    rows: Iterable[Any] = conn.execute(query)
     if not in_sql:
         rows = ((number, step, loads(text).get(metric)) for number, step, text in rows)
     return [
