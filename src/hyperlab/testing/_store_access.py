@@ -9,6 +9,7 @@ import time
 import pytest
 from sqlalchemy import text
 
+from hyperlab.config import MAX_CONCURRENCY, MAX_TRIALS
 from hyperlab.errors import StoreError
 from hyperlab.store import (
     AddTrial,
@@ -200,8 +201,8 @@ class AccessCases:
         requests: list[ControlRequest] = [
             StopExperiment(),
             KillTrial(number=0),
-            SetConcurrency(value=2**31),
-            SetMaxTrials(value=1),
+            SetConcurrency(value=MAX_CONCURRENCY),
+            SetMaxTrials(value=MAX_TRIALS),
             SetMaxDuration(value=0.125),
             UpdateSearchSpace(space={"lr": {"_type": "uniform", "_value": [0, 1]}}),
             AddTrial(params={"lr": 0.5, "nested": {"_name": "a", "k": [1, 2]}}),
