@@ -17,6 +17,7 @@ import hyperlab
 from hyperlab._steering import budget_changes
 from hyperlab.cli import main
 from hyperlab.config import (
+    MAX_CHECKPOINTS,
     MAX_CONCURRENCY,
     MAX_DURATION,
     MAX_TRIAL_NUMBER,
@@ -45,7 +46,7 @@ EDGES = [
     ("max_duration", "3650d", "3651d"),
     ("max_duration", MAX_DURATION, MAX_DURATION * 1.001),
     ("trial_timeout", "3650d", 1e300),
-    ("checkpoint_keep", 1000, 1001),
+    ("checkpoint_keep", MAX_CHECKPOINTS, MAX_CHECKPOINTS + 1),
     ("max_node_failures", 1000, 1001),
     ("max_log_bytes", 1 << 40, (1 << 40) + 1),
 ]
@@ -186,7 +187,7 @@ def test_the_cli_takes_the_same_range(tmp_path, capsys):
 
 def test_stored_options_beyond_a_range_read_as_its_end():
     stored = ExperimentOptions().model_dump(mode="json")
-    stored |= {"concurrency": HUGE, "max_trials": 10**10, "max_duration": 1e12}
+    stored |= {"concurrency": HUGE, "max_trials": 10**10, "max_duration": 1e12}  # "no end"
     options = parse_stored_options(stored)
     assert options.concurrency == MAX_CONCURRENCY
     assert options.max_trials == MAX_TRIALS

@@ -89,13 +89,16 @@ MAX_CONCURRENCY = 10_000
 """The most trials at once (``concurrency``, a research's ``workers`` and ``branches``)."""
 MAX_TRIAL_NUMBER = 2**31 - 1
 """The largest trial number (trial numbers are 32-bit integers in the store)."""
-MAX_TRIALS = 1_000_000_000
+MAX_TRIALS = MAX_TRIAL_NUMBER
 """The most trials a count may name: ``max_trials``, ``max_failed_trials``, ``fail_fast``, a
-research's configs and repetitions (below ``MAX_TRIAL_NUMBER``)."""
+research's configs and repetitions (no experiment can number more); what stands for "no end"
+where a number is needed (Optuna's ``optimize`` without ``n_trials``, Ray's unlimited
+failures)."""
 MAX_DURATION = 10 * 365 * 86400.0
 """The longest duration, in seconds (ten years): ``max_duration``, ``trial_timeout``."""
-MAX_CHECKPOINTS = 1000
-"""The most checkpoints a trial keeps (``checkpoint_keep``)."""
+MAX_CHECKPOINTS = MAX_TRIALS
+"""The most checkpoints a trial keeps (``checkpoint_keep``): any count, keeping costs only
+the checkpoints the trial writes (Ray's "keep them all" is this)."""
 MAX_MAX_LOG_BYTES = 1 << 40
 """The largest cap ``max_log_bytes`` takes (1 TiB; ``None`` keeps everything)."""
 MAX_NODE_FAILURES = 1000

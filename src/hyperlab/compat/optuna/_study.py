@@ -27,7 +27,7 @@ from hyperlab.compat.optuna.exceptions import DuplicatedStudyError
 from hyperlab.compat.optuna.pruners import BasePruner, MedianPruner
 from hyperlab.compat.optuna.samplers import BaseSampler, TPESampler
 from hyperlab.compat.optuna.trial import FrozenTrial, Trial, TrialState
-from hyperlab.config import validate_options
+from hyperlab.config import MAX_TRIALS, validate_options
 from hyperlab.errors import ConfigError, ExperimentBusy, TrialError
 from hyperlab.experiment import Callback, Experiment
 from hyperlab.store import Store
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["Study", "StudyDirection", "create_study", "get_all_study_names", "load_study"]
 
 METRIC = "value"
-UNBOUNDED = 2**31 - 1
+UNBOUNDED = MAX_TRIALS
 """``max_trials`` for an ``optimize`` without ``n_trials``: until ``timeout`` or ``stop()``."""
 
 

@@ -26,6 +26,7 @@ from hyperlab.compat.ray.tune._searchers import BasicVariantGenerator, Searcher,
 from hyperlab.compat.ray.tune._space import Domain, Template, translate
 from hyperlab.compat.ray.tune._trainable import PlacementGroupFactory, Resourced, Trainable
 from hyperlab.compat.ray.tune.stopper import stop_rule
+from hyperlab.config import MAX_TRIALS
 from hyperlab.space import Parameter
 
 __all__ = ["HYPERLAB_OPTIONS", "Plan", "make_plan"]
@@ -57,7 +58,7 @@ HYPERLAB_OPTIONS = frozenset(
 )
 """The ``hyperlab.run`` arguments ``hyperlab_options`` may set; the others come from Ray's."""
 
-UNLIMITED = 2**31 - 1
+UNLIMITED = MAX_TRIALS
 """Stands for Ray's "no limit" where hyperlab wants a number (checkpoints kept, failures)."""
 
 
