@@ -231,3 +231,21 @@ def test_connect_says_when_nothing_answers_at_the_port():
     port = free_port()
     with pytest.raises(HyperlabError, match=rf"no experiment's REST API answers at .*:{port}"):
         Experiment.connect(port)
+
+
+def test_the_portal_link_printed_to_a_file_carries_no_token(
+    project, experiments, new_storage, capfd
+):
+    # stderr here is not a terminal, as with `python run.py > out.log`: a file other users may
+    # read gets the address and where the token is, never the token itself
+    experiment = experiments(project, new_storage("sqlite"), experiment_name="quiet")
+    assert experiment.run(port=0) is True
+    try:
+        printed = capfd.readouterr().err
+        store = experiment._open_store()
+        folder = store.experiment_folder(store.get_experiment(experiment.id))
+        token = (folder / "token").read_text().strip()
+        assert "web portal: http://" in printed
+        assert token not in printed and str(folder / "token") in printed
+    finally:
+        experiment.stop()

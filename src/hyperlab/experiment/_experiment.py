@@ -51,7 +51,7 @@ from hyperlab.experiment._setup import (
     with_budget,
 )
 from hyperlab.server import BackgroundServer, check_serving, serve_in_background
-from hyperlab.server._tokens import ensure_token
+from hyperlab.server._tokens import TOKEN_FILE, ensure_token
 from hyperlab.space import SearchSpace
 from hyperlab.store import (
     AddTrial,
@@ -369,7 +369,10 @@ class Experiment:
             self._server = serve_in_background(
                 self._store, port, host=host, experiment_id=self.id, token=ensure_token(folder)
             )
-            _say(f"experiment {self.id}: dashboard at {_dashboard(self._server, self.id, folder)}")
+            _say(
+                f"experiment {self.id}: dashboard at "
+                f"{self._server.printed_link(self.id, folder / TOKEN_FILE)}"
+            )
         try:
             self._driver = Driver(
                 self._store,
@@ -639,18 +642,6 @@ class Experiment:
         thread.join()
         if not self._wait_on_exit:
             _say(f"experiment {self.id} was stopped as the script ended. {self._resume_hint()}")
-
-
-def _dashboard(server: BackgroundServer, experiment_id: str, folder: Path) -> str:
-    """The experiment's dashboard link, with its token only for a terminal: a driver whose
-    output goes to a file (a detached driver's ``driver.log``, a job's log) names where the
-    token is instead, so that the token is in no file other users may read."""
-    if sys.stderr.isatty():
-        return server.link(experiment_id)
-    return (
-        f"{server.url}/experiments/{experiment_id} (to steer it from a browser, add ?token= "
-        f"with the token in {folder / 'token'}; `hyperlab show {experiment_id}` prints that link)"
-    )
 
 
 def _say(message: str) -> None:

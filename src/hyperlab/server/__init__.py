@@ -21,20 +21,27 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import sys
 import threading
 import time
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from hyperlab.errors import ConfigError, HyperlabError
-from hyperlab.server._tokens import new_token
+from hyperlab.server._tokens import TOKEN_FILE, new_token
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from hyperlab.store import Store
 
-__all__ = ["BackgroundServer", "check_serving", "create_app", "serve_in_background"]
+__all__ = [
+    "TOKEN_FILE",
+    "BackgroundServer",
+    "check_serving",
+    "create_app",
+    "serve_in_background",
+]
 
 START_TIMEOUT = 10.0  # seconds serve_in_background waits for uvicorn to accept connections
 
@@ -140,6 +147,18 @@ class BackgroundServer:
         if experiment_id is None:
             return self.login_url
         return f"{self.url}/experiments/{experiment_id}?token={self.token}"
+
+    def printed_link(self, experiment_id: str, token_file: os.PathLike[str] | str) -> str:
+        """The link to print for an experiment: with its token on a terminal; to a file
+        (a detached driver's log, a job's output, ``> out.log``), which other users may read,
+        the address and where the token is instead."""
+        if sys.stderr.isatty():
+            return self.link(experiment_id)
+        return (
+            f"{self.url}/experiments/{experiment_id} (to steer it from a browser, add ?token= "
+            f"with the token in {os.fspath(token_file)}; `hyperlab show {experiment_id}` "
+            "prints that link)"
+        )
 
     @property
     def running(self) -> bool:

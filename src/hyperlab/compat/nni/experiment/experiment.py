@@ -60,7 +60,7 @@ from hyperlab.errors import ConfigError, ExperimentNotFound, HyperlabError
 from hyperlab.executors import CommandTrial
 from hyperlab.experiment import Experiment as HyperlabExperiment
 from hyperlab.experiment._ids import check_id
-from hyperlab.server import BackgroundServer, check_serving, serve_in_background
+from hyperlab.server import TOKEN_FILE, BackgroundServer, check_serving, serve_in_background
 from hyperlab.space import SearchSpace
 from hyperlab.store import (
     ID_ALPHABET,
@@ -282,7 +282,7 @@ class Experiment:
             self._controls_driver = self._thread is not None and self._thread.alive
             self._stop_portal()
             raise
-        link = self._portal.link(self.id) if self._portal is not None else self._url
+        link = self._url if self._portal is None else self._printed_link(self._portal)
         _say(f"experiment {self.id} runs {where}; web portal: {link}")
 
     def _new_experiment(self) -> HyperlabExperiment:
@@ -308,6 +308,12 @@ class Experiment:
             )
         except ConfigError as exc:
             raise type(exc)(nni_message(str(exc))) from None
+
+    def _printed_link(self, portal: BackgroundServer) -> str:
+        """The portal's link as printed: its token only on a terminal (see ``printed_link``)."""
+        store = self._open_store()
+        folder = store.experiment_folder(store.get_experiment(self.id))
+        return portal.printed_link(self.id, folder / TOKEN_FILE)
 
     def _serve(self, port: int) -> BackgroundServer:
         """Serve the store's dashboard and REST API at ``port``, for this experiment."""
@@ -508,7 +514,7 @@ class Experiment:
         experiment = _as_experiment(self)
         experiment._existing("viewed")
         portal = experiment._serve(port)
-        _say(f"experiment {experiment.id}: web portal at {portal.link(experiment.id)}")
+        _say(f"experiment {experiment.id}: web portal at {experiment._printed_link(portal)}")
         if not non_blocking:
             try:
                 while True:
