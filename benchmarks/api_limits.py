@@ -49,6 +49,10 @@ REQUESTS: list[tuple[str, dict[str, Any]]] = [
     ("changes", {"limit": 10_000}),
     ("reports", {"limit": 10_000}),
     ("", {}),
+    # NNI's listings: its API has no paging, its web UI and client read every trial
+    ("/api/v1/nni/trial-jobs", {"experiment_id": EXPERIMENT}),
+    ("/api/v1/nni/metric-data", {"experiment_id": EXPERIMENT}),
+    ("/api/v1/nni/export-data", {"experiment_id": EXPERIMENT}),
 ]
 
 
@@ -59,7 +63,8 @@ def _client(url: str) -> TestClient:
 
 def _get(client: TestClient, path: str, params: dict[str, Any]) -> tuple[float, int]:
     started = time.perf_counter()
-    response = client.get(f"/api/v1/experiments/{EXPERIMENT}/{path}".rstrip("/"), params=params)
+    address = path if path.startswith("/") else f"/api/v1/experiments/{EXPERIMENT}/{path}"
+    response = client.get(address.rstrip("/"), params=params)
     took = time.perf_counter() - started
     if response.status_code != 200:
         raise SystemExit(f"{path} {params}: {response.status_code} {response.text[:300]}")

@@ -112,3 +112,24 @@ def test_a_space_beyond_a_limit_is_a_422_naming_the_parameter(tmp_path):
     finally:
         exp.stop()
         exp.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_nni_listings_stream_every_trial_a_batch_at_a_time(largest):
+    # NNI's API has no paging: its listings are sent as the store's batches are read, so a
+    # request holds one batch of parameters (benchmarks/api_limits.py measures the memory)
+    query = {"experiment_id": EXP}
+    jobs = largest.get("/api/v1/nni/trial-jobs", params=query)
+    assert jobs.status_code == 200 and jobs.headers["content-type"] == "application/json"
+    assert [job["sequenceId"] for job in jobs.json()] == list(range(N_TRIALS))
+    failed = largest.get("/api/v1/nni/trial-jobs", params={**query, "status": "FAILED"}).json()
+    assert [job["sequenceId"] for job in failed] == list(range(9, N_TRIALS, 10))
+    exported = largest.get("/api/v1/nni/export-data", params=query).json()
+    assert len(exported) == N_TRIALS - len(failed)
+    statistics = largest.get("/api/v1/nni/job-statistics", params=query).json()
+    assert {s["trialJobStatus"]: s["trialJobNumber"] for s in statistics} == {
+        "SUCCEEDED": N_TRIALS - len(failed),
+        "FAILED": len(failed),
+    }
+    records = largest.get("/api/v1/nni/metric-data", params=query).json()
+    assert len(records) == 3 * N_TRIALS + N_TRIALS - len(failed)  # 3 reports, a final each

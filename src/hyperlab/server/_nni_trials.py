@@ -25,10 +25,13 @@ Trial job ids are the trials' ids, ``<experiment id>-<number>``, and the trial n
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi import Path as PathParam
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
 
 from hyperlab._steering import check_request
 from hyperlab.server._context import context
@@ -71,21 +74,48 @@ MetricTypeQuery = Annotated[
 SequenceId = Annotated[int, PathParam(description="A trial number (NNI's sequenceId).")]
 
 
-def _trials(request: Request, record: ExperimentRecord, *, reports: bool) -> list[Trial]:
-    return context(request).store.get_trials(record.id, reports=reports)
+def _batches(request: Request, record: ExperimentRecord, *, reports: bool) -> Iterator[list[Trial]]:
+    """The experiment's trials a batch at a time: NNI's listings have no paging (its client
+    and web UI read every trial), so they are read, shaped and sent in batches instead, and a
+    request holds one batch of parameters in memory whatever the experiment's size."""
+    return context(request).store.iter_trials(record.id, reports=reports)
 
 
-def _all_metrics(trials: list[Trial], metric: str | None) -> list[NniMetricData]:
-    records = [item for trial in trials for item in metric_records(trial, metric)]
+def _streamed(items: Iterator[BaseModel], *, exclude_none: bool = False) -> StreamingResponse:
+    """A JSON list sent as its items are made (the route's ``response_model`` documents it)."""
+
+    def body() -> Iterator[bytes]:
+        separator = b"["
+        for item in items:
+            yield separator + item.model_dump_json(exclude_none=exclude_none).encode()
+            separator = b","
+        yield b"]" if separator == b"," else b"[]"
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
+def _all_metrics(
+    batches: Iterable[list[Trial]], metric: str | None, keep: Callable[[Trial], bool] = bool
+) -> list[NniMetricData]:
+    """The metric records of the trials ``keep`` takes, oldest first (records hold no
+    parameters: they are kept while the trials' batches go)."""
+    records = [
+        item
+        for trials in batches
+        for trial in trials
+        if keep(trial)
+        for item in metric_records(trial, metric)
+    ]
     return sorted(records, key=lambda item: item.timestamp)
 
 
 @router.get("/job-statistics", response_model=list[NniJobStatistics], summary="Trials per status")
 def job_statistics(request: Request, record: Selected) -> list[NniJobStatistics]:
     counts: dict[TrialStatus, int] = {}
-    for trial in _trials(request, record, reports=False):
-        status = nni_status(trial.status)
-        counts[status] = counts.get(status, 0) + 1
+    for trials in _batches(request, record, reports=False):
+        for trial in trials:
+            status = nni_status(trial.status)
+            counts[status] = counts.get(status, 0) + 1
     return [NniJobStatistics(trialJobStatus=s, trialJobNumber=n) for s, n in counts.items()]
 
 
@@ -99,11 +129,16 @@ def list_trial_jobs(
     request: Request,
     record: Selected,
     status: Annotated[TrialStatus | None, Query(description="Only this status.")] = None,
-) -> list[NniTrialJob]:
+) -> StreamingResponse:
     where = folder(request, record)
     metric = record.options.metric
-    trials = _trials(request, record, reports=False)
-    return [trial_job(t, metric, where) for t in trials if status in (None, nni_status(t.status))]
+    jobs = (
+        trial_job(t, metric, where)
+        for trials in _batches(request, record, reports=False)
+        for t in trials
+        if status in (None, nni_status(t.status))
+    )
+    return _streamed(jobs, exclude_none=True)
 
 
 @router.post(
@@ -161,7 +196,7 @@ def cancel_trial_job(
 def metric_data(
     request: Request, record: Selected, metric_type: MetricTypeQuery = None
 ) -> list[NniMetricData]:
-    records = _all_metrics(_trials(request, record, reports=True), record.options.metric)
+    records = _all_metrics(_batches(request, record, reports=True), record.options.metric)
     return [item for item in records if metric_type in (None, item.type)]
 
 
@@ -189,7 +224,7 @@ def trial_metric_data(
 def latest_metric_data(request: Request, record: Selected) -> list[NniMetricData]:
     finals: list[NniMetricData] = []
     latest: dict[str, NniMetricData] = {}
-    for item in _all_metrics(_trials(request, record, reports=True), record.options.metric):
+    for item in _all_metrics(_batches(request, record, reports=True), record.options.metric):
         if item.type != "PERIODICAL":
             finals.append(item)
         elif item.trialJobId not in latest or latest[item.trialJobId].sequence <= item.sequence:
@@ -205,9 +240,9 @@ def latest_metric_data(request: Request, record: Selected) -> list[NniMetricData
 def metric_data_range(
     request: Request, record: Selected, min_seq_id: SequenceId, max_seq_id: SequenceId
 ) -> list[NniMetricData]:
-    trials = _trials(request, record, reports=True)
-    chosen = [t for t in trials if min_seq_id <= t.number <= max_seq_id]
-    return _all_metrics(chosen, record.options.metric)
+    batches = _batches(request, record, reports=True)
+    chosen: Callable[[Trial], bool] = lambda t: min_seq_id <= t.number <= max_seq_id  # noqa: E731
+    return _all_metrics(batches, record.options.metric, chosen)
 
 
 @router.get(
@@ -216,7 +251,12 @@ def metric_data_range(
     summary="Every succeeded trial's (and phase's) parameters and final result (value: a JSON "
     "text)",
 )
-def export_data(request: Request, record: Selected) -> list[NniExportedResult]:
+def export_data(request: Request, record: Selected) -> StreamingResponse:
     metric = record.options.metric
-    trials = _trials(request, record, reports=False)
-    return [result for trial in trials for result in exported_results(trial, metric)]
+    results = (
+        result
+        for trials in _batches(request, record, reports=False)
+        for trial in trials
+        for result in exported_results(trial, metric)
+    )
+    return _streamed(results)

@@ -167,18 +167,30 @@ def trial_from_row(
     )
 
 
+Numbers = tuple[int, int]
+"""The trial numbers ``first`` to ``last``, both included."""
+
+
 def read_trials(
-    conn: Connection, experiment_id: str, *, number: int | None = None, reports: bool = True
+    conn: Connection,
+    experiment_id: str,
+    *,
+    number: int | None = None,
+    between: Numbers | None = None,
+    reports: bool = True,
 ) -> list[Trial]:
-    """The experiment's trials (or trial ``number``) ordered by number, with their phases
-    and, if ``reports``, their reports ordered by (attempt, step, time): three queries."""
-    query = select(*TRIAL_COLUMNS).where(trials.c.experiment_id == experiment_id)
+    """The experiment's trials (or trial ``number``, or those numbered ``between``) ordered by
+    number, with their phases and, if ``reports``, their reports ordered by (attempt, step,
+    time): three queries."""
     if number is not None:
-        query = query.where(trials.c.number == number)
+        between = (number, number)
+    query = select(*TRIAL_COLUMNS).where(trials.c.experiment_id == experiment_id)
+    if between is not None:
+        query = query.where(trials.c.number.between(*between))
     rows = conn.execute(query.order_by(trials.c.number)).all()
-    by_number = _reports(conn, experiment_id, number) if reports and rows else {}
+    by_number = _reports(conn, experiment_id, between) if reports and rows else {}
     later: dict[int, list[Phase]] = {}
-    for phase in read_phases(conn, experiment_id, number) if rows else []:
+    for phase in read_phases(conn, experiment_id, between) if rows else []:
         later.setdefault(phase.number, []).append(phase)
     return [
         trial_from_row(row, by_number.get(row.number, ()), tuple(later.get(row.number, ())))
@@ -202,12 +214,14 @@ _PHASE_COLUMNS = (
 )
 
 
-def read_phases(conn: Connection, experiment_id: str, number: int | None = None) -> list[Phase]:
-    """The later phases of the experiment's trials (or of trial ``number``), ordered by
-    trial number and index."""
+def read_phases(
+    conn: Connection, experiment_id: str, between: Numbers | None = None
+) -> list[Phase]:
+    """The later phases of the experiment's trials (or of those numbered ``between``),
+    ordered by trial number and index."""
     query = select(*_PHASE_COLUMNS).where(phases.c.experiment_id == experiment_id)
-    if number is not None:
-        query = query.where(phases.c.number == number)
+    if between is not None:
+        query = query.where(phases.c.number.between(*between))
     rows = conn.execute(query.order_by(phases.c.number, phases.c.phase)).all()
     return [
         Phase(
@@ -247,13 +261,13 @@ _REPORT_COLUMNS = (reports.c.attempt, reports.c.step, reports.c.metrics, reports
 
 
 def _reports(
-    conn: Connection, experiment_id: str, number: int | None
+    conn: Connection, experiment_id: str, between: Numbers | None
 ) -> dict[int, tuple[Report, ...]]:
     query = select(reports.c.number, *_REPORT_COLUMNS).where(
         reports.c.experiment_id == experiment_id
     )
-    if number is not None:
-        query = query.where(reports.c.number == number)
+    if between is not None:
+        query = query.where(reports.c.number.between(*between))
     query = query.order_by(reports.c.number, *_REPORT_COLUMNS[:2], reports.c.time, reports.c.id)
     grouped: dict[int, list[Report]] = {}
     for n, attempt, step, metrics, at in conn.execute(query):

@@ -537,6 +537,38 @@ class Store(ApiReads):
                 raise self._not_found(experiment_id)
         return found
 
+    def iter_trials(
+        self, experiment_id: str, *, reports: bool = True, batch: int = 200
+    ) -> Iterator[list[Trial]]:
+        """The experiment's trials as ``get_trials`` reads them, ``batch`` numbers at a time,
+        each batch in a transaction of its own: whatever the experiment's size, no more than a
+        batch is in memory (trials created meanwhile come too).
+
+        Raises:
+            ExperimentNotFound: when there is no such experiment.
+        """
+        after = -1
+        while True:
+            with self._read() as conn:
+                numbers = (
+                    conn.execute(
+                        select(trials.c.number)
+                        .where(trials.c.experiment_id == experiment_id, trials.c.number > after)
+                        .order_by(trials.c.number)
+                        .limit(batch)
+                    )
+                    .scalars()
+                    .all()
+                )
+                if not numbers:
+                    if after < 0 and not _exists(conn, experiment_id):
+                        raise self._not_found(experiment_id)
+                    return
+                between = (numbers[0], numbers[-1])
+                found = read_trials(conn, experiment_id, between=between, reports=reports)
+            yield found
+            after = numbers[-1]
+
     def get_best_trial(self, experiment_id: str, mode: Mode | str = Mode.MIN) -> Trial | None:
         """The succeeded trial with the best value by ``mode``, with its reports; the earliest
         among equals; None if no trial succeeded yet.
@@ -576,7 +608,7 @@ class Store(ApiReads):
             ExperimentNotFound: when there is no such experiment.
         """
         with self._read() as conn:
-            found = read_phases(conn, experiment_id, number)
+            found = read_phases(conn, experiment_id, None if number is None else (number, number))
             if not found and not _exists(conn, experiment_id):
                 raise self._not_found(experiment_id)
         return found
