@@ -281,3 +281,26 @@ def _non_loopback_address() -> str | None:
         except OSError:
             return None
     return None if address.startswith("127.") else address
+
+
+@pytest.mark.parametrize(
+    "proxy",
+    [
+        {"X-Forwarded-For": "203.0.113.7"},
+        {"Forwarded": "for=203.0.113.7"},
+        {"X-Real-IP": "203.0.113.7"},
+    ],
+)
+def test_a_request_through_a_reverse_proxy_needs_a_token_as_beyond_loopback(live, proxy):
+    # a proxy in front of a loopback server exposes it to the network: what is open on
+    # loopback (reads, NNI's writes) is not open to what came through one
+    server, exp, store, token = live
+    assert request(server, "GET", f"/api/v1/experiments/{exp.id}", headers=proxy)[0] == 401
+    before = queued(store, exp.id)
+    path = f"/api/v1/nni/experiment?update_type=TRIAL_CONCURRENCY&experiment_id={exp.id}"
+    body = json.dumps({"params": {"trialConcurrency": 1}}).encode()
+    headers = {"Content-Type": "application/json", **proxy}
+    assert request(server, "PUT", path, body=body, headers=headers)[0] == 401
+    assert queued(store, exp.id) == before
+    with_token = {**proxy, "X-Hyperlab-Token": token}
+    assert request(server, "GET", f"/api/v1/experiments/{exp.id}", headers=with_token)[0] == 200

@@ -16,7 +16,9 @@ answers under its own host name. ``Guard`` (an ASGI middleware) refuses, with a 
   than the path's) with 400;
 - a write without a token (401) or with a wrong one (403): on hyperlab's own routes always, on
   NNI's (whose client cannot send one) only when the server listens beyond loopback, where
-  every request, reads included, needs a token.
+  every request, reads included, needs a token; so does a request that came through a reverse
+  proxy (it carries ``Forwarded``, ``X-Forwarded-For`` or ``X-Real-IP``), which may come from
+  anywhere.
 
 A token is good for one experiment, or for every experiment of a server:
 
@@ -183,7 +185,8 @@ class Guard:
                     nni,
                 )
                 return
-        needs_token = not policy.loopback or (method not in READS and not nni)
+        open_here = policy.loopback and not _proxied(headers)  # reads, NNI's writes
+        needs_token = not open_here or (method not in READS and not nni)
         if needs_token:
             problem_status, problem = authorise(policy, headers, experiment)
             if problem_status:
@@ -247,6 +250,17 @@ def authorise(policy: Policy, headers: dict[str, str], experiment: str | None) -
         return 0, ""
     target = f"experiment {experiment!r}" if experiment else "this server"
     return 403, f"the token given is not valid for {target}"
+
+
+PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-real-ip")
+"""Headers a reverse proxy adds: a request that carries one may come from anywhere, whatever
+address the server listens on."""
+
+
+def _proxied(headers: dict[str, str]) -> bool:
+    """Whether the request came through a reverse proxy: then, as beyond loopback, every
+    request needs a token (a proxy in front of a loopback server exposes it to the network)."""
+    return any(name in headers for name in PROXY_HEADERS)
 
 
 def _wildcard(host: str) -> bool:
