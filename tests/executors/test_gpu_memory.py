@@ -263,11 +263,20 @@ def test_run_fails_trials_whose_gpus_never_free(gpus, tmp_path):
 @pytest.mark.parametrize(
     ("options", "match"),
     [
-        ({"memory_ratio": 1.5}, r"gpus\.memory_ratio: expected a number in \(0, 1\], got 1\.5"),
-        ({"memory_ratio": -0.1}, r"gpus\.memory_ratio: expected a number in \(0, 1\], got -0\.1"),
+        (
+            {"memory_ratio": 1.5},
+            r"gpus\.memory_ratio: input should be less than or equal to 1, got 1\.5",
+        ),
+        ({"memory_ratio": -0.1}, r"gpus\.memory_ratio: input should be greater than 0, got -0\.1"),
         ({"memory_ratio": True}, r"gpus\.memory_ratio: expected a number, got True"),
-        ({"n_gpu_checks": 0}, r"gpus\.n_gpu_checks: expected an integer >= 1, got 0"),
-        ({"gpu_check_delay": -5}, r"gpus\.gpu_check_delay: expected a number >= 0, got -5"),
+        (
+            {"n_gpu_checks": 0},
+            r"gpus\.n_gpu_checks: input should be greater than or equal to 1, got 0",
+        ),
+        (
+            {"gpu_check_delay": -5},
+            r"gpus\.gpu_check_delay: input should be greater than or equal to 0, got -5",
+        ),
     ],
 )
 def test_run_rejects_bad_memory_options_before_writing_anything(options, match, tmp_path):
