@@ -2,7 +2,7 @@
 
 Each test provokes one of the issue's defects with real timings (SIGKILL, SIGINT, SIGSTOP,
 racing processes, a deleted file) and asserts an invariant the old behaviour broke. Defects 3
-and 8 (the command line) are covered by ``tests/test_cli*.py``.
+and 8 (the command line) are covered by ``tests/cli/test_cli*.py``.
 
 Invariants, by defect and module:
 

@@ -1,13 +1,18 @@
 """On the real cluster, as on every executor: whatever a Ray trial reports or returns is stored
-or fails that trial alone, naming the metric and its type (tests/test_trial_outputs.py)."""
+or fails that trial alone, naming the metric and its type
+(tests/experiment/test_trial_outputs.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from tests import trial_outputs as outputs
-from tests.test_trial_outputs import check, run_cases
+import pytest
+
+from tests.experiment import trial_outputs as outputs
+from tests.experiment.test_trial_outputs import check, run_cases
+
+pytest.importorskip("ray", reason="the ray extra is not installed")
 
 CASES = [
     [outputs.KEY, ["model"]],

@@ -1,5 +1,5 @@
 """A command trial that reports, or gives as its final result, the value its params name
-(``tests/trial_outputs.py``)."""
+(``tests/experiment/trial_outputs.py``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.trial_outputs import main
+from tests.experiment.trial_outputs import main
 
 main()

@@ -30,8 +30,8 @@ from hyperlab.server._security import AmbiguousExperiment, experiment_of
 from hyperlab.server._tokens import ensure_token
 from hyperlab.store import Store
 from tests import objectives
+from tests.cli.test_cli import ROOT
 from tests.server import client_for, populate, start_live
-from tests.test_cli import ROOT
 
 SERVER_TOKEN = "the-serve-command-token"
 READS = {"GET", "HEAD", "OPTIONS"}

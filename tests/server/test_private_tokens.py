@@ -14,7 +14,7 @@ import pytest
 
 from hyperlab.server._tokens import read_token
 from hyperlab.store import Store
-from tests.test_cli import TRAIN, cli, config
+from tests.cli.test_cli import TRAIN, cli, config
 
 
 @pytest.fixture

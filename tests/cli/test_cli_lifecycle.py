@@ -15,7 +15,7 @@ import pytest
 
 import hyperlab
 from hyperlab.store import Store
-from tests.test_cli import ROOT, TRAIN, cli, config
+from tests.cli.test_cli import ROOT, TRAIN, cli, config
 
 BROKEN = """
 def bad(params):

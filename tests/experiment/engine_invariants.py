@@ -2,7 +2,7 @@
 
 Each check reads what a reader of the store sees (committed rows only) and raises an
 ``AssertionError`` naming the trial, the attempt and the rows that break it. Used by the
-engine's state machine (``tests/test_engine_machine.py``) after every step.
+engine's state machine (``tests/experiment/test_engine_machine.py``) after every step.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from hyperlab.store import Store
 from hyperlab.trial import Mode
-from tests.compat_nni_experiment.conftest import (
+from tests.compat.nni.experiment.conftest import (
     SCRIPTS,
     free_port,
     start_script,

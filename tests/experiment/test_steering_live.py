@@ -19,7 +19,7 @@ from hyperlab.errors import ConfigError, SearchSpaceError
 from hyperlab.server._tokens import read_token
 from hyperlab.store import Store
 from tests import objectives
-from tests.test_cli import ROOT, TRAIN, cli, config
+from tests.cli.test_cli import ROOT, TRAIN, cli, config
 
 
 def slow(tmp_path, **options):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hyperlab.compat.nni.experiment import Experiment
-from tests.compat_nni_experiment.conftest import (
+from tests.compat.nni.experiment.conftest import (
     SPACE,
     free_port,
     start_script,

@@ -18,7 +18,7 @@ from hyperlab.compat.nni.experiment import (
     TrialResult,
 )
 from hyperlab.errors import ConfigError, HyperlabError, SearchSpaceError, TrialNotFound
-from tests.compat_nni_experiment.conftest import free_port, stored_status, trials, wait_for
+from tests.compat.nni.experiment.conftest import free_port, stored_status, trials, wait_for
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 

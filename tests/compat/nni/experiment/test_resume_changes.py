@@ -14,7 +14,7 @@ from hyperlab.compat.nni.experiment import Experiment
 from hyperlab.compat.nni.experiment._launch import spawn_driver
 from hyperlab.errors import ConfigError
 from hyperlab.store import Store
-from tests.compat_nni_experiment.conftest import free_port, trials
+from tests.compat.nni.experiment.conftest import free_port, trials
 
 
 def stored_options(experiment_id: str):

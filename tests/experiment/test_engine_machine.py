@@ -9,10 +9,11 @@ ASHA stopping or promoting, Hyperband) stops, pauses and promotes them on those 
 machine sends every control request (stop, kill a trial, concurrency, max trials, max
 duration, search-space update, add a trial, import data), crashes the driver (its thread is
 parked, its unflushed rows lost) and resumes the experiment with a fresh driver that replays
-the store. ``tests/engine_lockstep.py`` runs the driver a simulated tick at a time between
-the machine's steps.
+the store. ``tests/experiment/engine_lockstep.py`` runs the driver a simulated tick at a time
+between the machine's steps.
 
-After every step it checks what a reader of the store sees (``tests/engine_invariants.py``):
+After every step it checks what a reader of the store sees
+(``tests/experiment/engine_invariants.py``):
 each (trial, attempt) ends once and every status change is one the status machine allows;
 ``max_trials`` counts what DESIGN.md says; nothing is WAITING or RUNNING in an ended
 experiment; every report belongs to a live attempt. At each resume it checks that the replay
@@ -23,10 +24,10 @@ had written everything it knew).
 Profiles: the normal suite runs a fixed-seed profile (``derandomize=True``, 300 examples).
 The longer random search (``HYPERLAB_ENGINE_LONG_EXAMPLES`` examples, 3,000 by default, more
 steps each) is marked ``engine_long`` and skipped unless ``HYPERLAB_ENGINE_LONG=1`` is set:
-``HYPERLAB_ENGINE_LONG=1 python -m pytest tests/test_engine_machine.py -m engine_long``. An
-env var rather than ``addopts = "-m 'not engine_long'"``, because a default ``-m`` in addopts
-would be replaced by any ``-m`` given on the command line (``-m faults``, ``-m slow``) and so
-change what else runs.
+``HYPERLAB_ENGINE_LONG=1 python -m pytest tests/experiment/test_engine_machine.py -m engine_long``.
+An env var rather than ``addopts = "-m 'not engine_long'"``, because a default ``-m`` in
+addopts would be replaced by any ``-m`` given on the command line (``-m faults``, ``-m slow``)
+and so change what else runs.
 """
 
 from __future__ import annotations
@@ -68,13 +69,13 @@ from hyperlab.store import (
 from hyperlab.testing import FakeClock
 from hyperlab.testing.fakes import Fail, Finish, Lose, Report
 from hyperlab.trial import ExperimentStatus, TrialStatus
-from tests.engine_invariants import (
+from tests.experiment.engine_invariants import (
     check_ended,
     check_events,
     check_max_trials,
     check_reports,
 )
-from tests.engine_lockstep import Connections, Lockstep, create, open_driver
+from tests.experiment.engine_lockstep import Connections, Lockstep, create, open_driver
 
 SPACE = SearchSpace.coerce({"x": hs.uniform(0.0, 1.0)})
 WIDER = SearchSpace.coerce({"x": hs.uniform(0.0, 2.0)})

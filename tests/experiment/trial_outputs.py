@@ -1,6 +1,7 @@
-"""Trial outputs for tests/test_trial_outputs.py: values described by JSON recipes, built inside
-the trial (in any executor's process), the trials that report or return them, and what the
-driver must make of each, worked out here independently of ``hyperlab.reporting.metrics``.
+"""Trial outputs for tests/experiment/test_trial_outputs.py: values described by JSON recipes,
+built inside the trial (in any executor's process), the trials that report or return them, and
+what the driver must make of each, worked out here independently of
+``hyperlab.reporting.metrics``.
 
 A recipe is a JSON list: ``["float", x]``, ``["np", "float32", x]``, ``["list", [recipes]]``...
 (see ``build``). Each trial reads the recipes from a file named in its params, so the same

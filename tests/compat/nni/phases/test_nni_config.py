@@ -22,7 +22,7 @@ from hyperlab.experiment._phases import FIRST_PARAMETER_ID
 from hyperlab.server import create_app
 from hyperlab.store import Store
 from hyperlab.trial import Trial
-from tests.compat_nni_phases.recording import RecordingTuner
+from tests.compat.nni.phases.recording import RecordingTuner
 from tests.server import SESSION_TOKEN, client_for
 from tests.server.nni_client import client_python, run_client
 
@@ -41,7 +41,7 @@ def write_config(folder: Path, max_trials: int) -> Path:
         "trialConcurrency": 2,
         "maxTrialNumber": max_trials,
         "tuner": {
-            "name": "tests.compat_nni_phases.recording:RecordingTuner",
+            "name": "tests.compat.nni.phases.recording:RecordingTuner",
             "classArgs": {"optimize_mode": "minimize", "seed": 5},
         },
         "trainingService": {"platform": "local"},

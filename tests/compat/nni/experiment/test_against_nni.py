@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.compat_nni_experiment.conftest import SCRIPTS, environment, free_port, wait_for
-from tests.compat_nni_experiment.test_nni_examples import SKLEARN_KEYS
+from tests.compat.nni.experiment.conftest import SCRIPTS, environment, free_port, wait_for
+from tests.compat.nni.experiment.test_nni_examples import SKLEARN_KEYS
 from tests.server.nni_client import client_python
 
 pytestmark = pytest.mark.slow

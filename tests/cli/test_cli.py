@@ -15,7 +15,7 @@ import pytest
 
 import hyperlab
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRAIN = """
 import sys, time
 import hyperlab

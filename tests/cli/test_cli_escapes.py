@@ -26,7 +26,7 @@ from hyperlab.errors import TrialError
 from hyperlab.research._aggregate import Aggregate, Stats
 from hyperlab.store import Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # what a terminal acts on or shows out of order: C0/C1 controls and DEL, line and paragraph
 # separators, bidirectional controls, lone surrogates (written out here, not taken from the

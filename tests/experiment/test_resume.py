@@ -16,7 +16,7 @@ from hyperlab import TrialStatus
 from hyperlab.store import Store
 from tests.executors.harness import pid_alive
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DRIVER = """
 import sys
 import hyperlab

@@ -24,7 +24,7 @@ from hyperlab.config import load_config
 from hyperlab.errors import ConfigError, SearchSpaceError
 from hyperlab.store import Store
 from hyperlab.trial import Mode
-from tests.compat_nni_experiment.conftest import SPACE, free_port, nni_experiment
+from tests.compat.nni.experiment.conftest import SPACE, free_port, nni_experiment
 
 
 def filled(project: Path) -> ExperimentConfig:

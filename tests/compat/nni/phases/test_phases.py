@@ -15,9 +15,9 @@ from hyperlab.compat import nni
 from hyperlab.experiment._phases import FIRST_PARAMETER_ID
 from hyperlab.reporting.context import current
 from hyperlab.store import Store
-from tests.compat_nni_phases.recording import RecordingTuner
+from tests.compat.nni.phases.recording import RecordingTuner
 
-TUNER = "tests.compat_nni_phases.recording:RecordingTuner"
+TUNER = "tests.compat.nni.phases.recording:RecordingTuner"
 SPACE = {"x": hs.uniform(0.0, 1.0)}
 
 
@@ -97,7 +97,7 @@ def test_get_next_parameter_returns_none_when_the_tuner_has_no_more():
                 break
             nni.report_final_result(got["x"])
 
-    tuner = "tests.compat_nni_phases.recording:UpTo"
+    tuner = "tests.compat.nni.phases.recording:UpTo"
     result = run(objective, tuner=tuner, tuner_args={"phases": 2}, max_trials=2)
     first, second = result.trials
     assert len(first.phases) == 2 and second.phases == ()  # two phases in all, then None

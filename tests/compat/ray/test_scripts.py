@@ -116,7 +116,7 @@ def test_ray_tune_and_hyperlab_agree_on_a_script(name, tmp_path):
 
 
 def test_the_pbt_example_runs():
-    example = Path(__file__).parents[2] / "examples" / "ray_tune" / "pbt_trainable.py"
+    example = Path(__file__).parents[3] / "examples" / "ray_tune" / "pbt_trainable.py"
     out = subprocess.run(
         [sys.executable, str(example)], capture_output=True, text=True, timeout=300
     )

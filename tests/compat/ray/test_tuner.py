@@ -18,7 +18,7 @@ from hyperlab.compat.ray import tune
 from hyperlab.compat.ray.tune import _trainable
 from hyperlab.compat.ray.tune.schedulers import HyperBandScheduler, PopulationBasedTraining
 from hyperlab.store import Store
-from tests.compat_ray import trainables
+from tests.compat.ray import trainables
 
 THREADS = {"executor": "threads"}
 QUIET = tune.RunConfig(verbose=0)

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 from hyperlab.experiment._progress import ProgressLines
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LINE = r"hyperlab \w{8}: \d+/40 trials, \d running, 0 failed, best (-|0\.\d+(e-\d+)?), 0m0\ds"
 SCRIPT = """
 import sys, time, hyperlab
