@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 import hyperlab
@@ -18,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_sklearn_nni_example_runs_unchanged(tmp_path, hyperlab_home):
     """NNI's config and trial script as they are; only the budget is made small."""
+    pytest.importorskip("sklearn", reason="the example needs sklearn, which is not installed")
     example = ROOT / "examples" / "sklearn-nni"
     config = yaml.safe_load((example / "config.yml").read_text())
     config.update(
@@ -55,6 +57,8 @@ def test_sklearn_nni_example_runs_unchanged(tmp_path, hyperlab_home):
 
 def test_research_example_runs_and_prints_its_table(tmp_path, hyperlab_home):
     """examples/research/study.py as the README runs it: a table per config and a plot."""
+    for module in ["sklearn", "pandas", "matplotlib"]:  # the research extra and scikit-learn
+        pytest.importorskip(module, reason=f"the example needs {module}, which is not installed")
     env = {
         **os.environ,
         "HYPERLAB_HOME": str(hyperlab_home),

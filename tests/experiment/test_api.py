@@ -205,6 +205,7 @@ def test_max_duration_ends_the_experiment_and_cancels_running_trials():
 
 
 def test_result_to_dataframe_flattens_params():
+    pytest.importorskip("pandas", reason="DataFrames need the pandas extra, not installed")
     result = run(
         lambda p: p["x"],
         {"x": hs.uniform(0, 1), "opt": hs.choice({"_name": "sgd", "lr": hs.uniform(0, 1)})},

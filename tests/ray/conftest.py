@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="the ray extra is not installed")
-from ray.cluster_utils import Cluster  # noqa: E402
-
 
 @pytest.fixture(scope="package")
-def cluster() -> Iterator[Cluster]:
-    """The cluster, with this process connected to it (as a user's driver would be)."""
+def cluster() -> Iterator[Any]:
+    """The cluster, with this process connected to it (as a user's driver would be); the tests
+    that need it skip, saying so, where the ray extra is not installed."""
+    ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+    from ray.cluster_utils import Cluster
+
     if ray.is_initialized():
         ray.shutdown()
     client_port = _free_port()

@@ -11,6 +11,8 @@ from hyperlab.testing import ExecutorContract
 from hyperlab.testing.behaviours import behave
 from hyperlab.testing.executors import ExecutorFactory, behaviour_command
 
+pytest.importorskip("ray", reason="the ray extra is not installed")
+
 
 class TestRayFunctions(ExecutorContract):
     pooled_processes = ("ray::IDLE",)  # the cluster is this process's child: its idle workers

@@ -21,7 +21,7 @@ from hyperlab.store import Store
 from hyperlab.trial import TrialStatus
 from tests.server import wait_for
 
-ray = pytest.importorskip("ray")
+ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 
 pytestmark = pytest.mark.slow
 SPACE = {"x": hyperlab.uniform(0, 1)}

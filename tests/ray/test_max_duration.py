@@ -11,7 +11,7 @@ import pytest
 from hyperlab import ExperimentStatus, TrialStatus
 from tests.executors.test_max_duration import STEPS, run_until_budget_hits
 
-pytest.importorskip("ray")
+pytest.importorskip("ray", reason="the ray extra is not installed")
 
 pytestmark = pytest.mark.slow
 

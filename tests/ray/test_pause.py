@@ -20,7 +20,7 @@ from tests.checkpoints.test_pause_resume import (
 )
 from tests.executors.harness import PYTHON
 
-pytest.importorskip("ray")
+pytest.importorskip("ray", reason="the ray extra is not installed")
 pytestmark = pytest.mark.slow
 
 

@@ -13,7 +13,7 @@ import pytest
 import hyperlab
 from hyperlab.trial import TrialStatus
 
-ray = pytest.importorskip("ray")
+ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.determinism.test_same_decisions import table
 
-pytest.importorskip("ray")
+pytest.importorskip("ray", reason="the ray extra is not installed")
 pytestmark = pytest.mark.slow
 
 

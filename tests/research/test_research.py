@@ -29,6 +29,7 @@ def train(model, iteration):
 
 
 def test_grid_with_repetitions_records_each_iteration_and_aggregates(tmp_path):
+    pytest.importorskip("pandas", reason="the research extra (pandas) is not installed")
     research = (
         Research(
             name="grid",
@@ -78,6 +79,7 @@ def _count_calls(path: Path, label: str) -> None:
 
 
 def test_branches_share_root_units_computed_once_per_group(tmp_path):
+    pytest.importorskip("pandas", reason="the research extra (pandas) is not installed")
     calls = tmp_path / "calls.txt"
 
     def data():
@@ -145,6 +147,8 @@ def test_debug_reraises_the_units_exception_at_once(tmp_path):
 
 
 def test_generator_ends_the_experiment_and_last_units_run(tmp_path):
+    pytest.importorskip("pandas", reason="the research extra (pandas) is not installed")
+
     def batches(size):
         yield from range(size)
 
@@ -194,6 +198,7 @@ def test_units_see_the_trial_api_and_references(tmp_path):
 
 
 def test_update_domain_receives_results_and_proposes_the_next_domain(tmp_path):
+    pytest.importorskip("pandas", reason="the research extra (pandas) is not installed")
     received = []
 
     def refine(results, factor):
@@ -213,6 +218,8 @@ def test_update_domain_receives_results_and_proposes_the_next_domain(tmp_path):
 
 
 def test_an_update_function_that_raises_ends_the_research_with_its_name(tmp_path):
+    pytest.importorskip("pandas", reason="the research extra (pandas) is not installed")
+
     def refine(results):
         raise ValueError("no best config")
 
@@ -310,6 +317,7 @@ def test_zip_of_different_lengths_is_refused():
 
 
 def test_a_research_is_listed_and_loadable(tmp_path):
+    pytest.importorskip("pandas", reason="the research extra (pandas) is not installed")
     storage = _store(tmp_path)
     research = Research(name="listed", domain=Domain(x=[1, 2]), storage=storage)
     research.add_callable(lambda x: x * 2, name="double", save_to="y")

@@ -33,6 +33,7 @@ def _research(storage: str | None, **kwargs) -> Research:
 def test_run_renames_and_keeps_results_in_memory_without_dump_results(
     tmp_path, hyperlab_home
 ) -> None:
+    pytest.importorskip("pandas", reason="the research extra (pandas) is not installed")
     research = _research(None).run(
         n_iters=1, name="renamed", dump_results=False, parallel=False, bar=False
     )
@@ -109,6 +110,7 @@ def test_redirect_zero_shows_the_output_here_and_keeps_the_logs(tmp_path, capsys
 
 
 def test_worker_and_branch_configs_are_added_to_each_experiments_config(tmp_path) -> None:
+    pytest.importorskip("pandas", reason="the research extra (pandas) is not installed")
     research = Research(name="cfg", domain=Domain(x=[1, 2, 3, 4, 5, 6]), storage=_store(tmp_path))
     research.add_callable(
         lambda config: (config["x"], config["place"], config["side"]),
@@ -130,6 +132,7 @@ def test_worker_and_branch_configs_are_added_to_each_experiments_config(tmp_path
 
 
 def test_a_config_key_read_by_reference_must_be_in_every_worker_config(tmp_path) -> None:
+    pytest.importorskip("pandas", reason="the research extra (pandas) is not installed")
     from hyperlab.research import C
 
     research = Research(name="cfg", domain=Domain(x=[1, 2]), storage=_store(tmp_path))
@@ -263,6 +266,7 @@ def _adaptive(tmp_path: Path, when, new_domains: list) -> tuple[Research, list[i
     ],
 )
 def test_update_domain_when_forms(tmp_path, when, sizes, xs) -> None:
+    pytest.importorskip("pandas", reason="the research extra (pandas) is not installed")
     research, seen = _adaptive(tmp_path, when, [Domain(x=[10, 20])])
     assert seen == sizes
     trials = research.experiment.store.get_trials(research.id)

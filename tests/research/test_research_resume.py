@@ -11,9 +11,13 @@ import textwrap
 import time
 from collections import Counter
 
+import pytest
+
 import hyperlab
 from hyperlab import TrialStatus
 from hyperlab.store import Store
+
+pytest.importorskip("pandas", reason="the research extra (pandas) is not installed")
 
 SCRIPT = textwrap.dedent(
     """

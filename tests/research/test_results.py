@@ -33,7 +33,7 @@ from tests.research.stored_research import (
     write_research,
 )
 
-pd = pytest.importorskip("pandas")
+pd = pytest.importorskip("pandas", reason="the research extra (pandas) is not installed")
 
 LONG = ["experiment_id", "trial", "repetition", "iteration", "name", "value"]
 ALIASES = ["lr_0.1-model_SGD", "lr_0.01-model_Adam"]

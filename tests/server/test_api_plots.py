@@ -178,6 +178,7 @@ def test_parallel_has_an_axis_per_parameter_then_the_target(served):
 
 
 def test_importance_finds_the_parameter_that_drives_the_objective(served):
+    pytest.importorskip("sklearn", reason="importance needs the importance extra, not installed")
     client, _, _, _ = served
     body = _plot(client, "importance")
     assert body["method"] == "random_forest" and body["target"] == "value"

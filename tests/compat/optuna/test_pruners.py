@@ -272,7 +272,7 @@ class Comparison:
 
 @pytest.fixture(scope="module")
 def optuna() -> ModuleType:
-    module = pytest.importorskip("optuna")
+    module = pytest.importorskip("optuna", reason="Optuna itself is not installed")
     module.logging.set_verbosity(module.logging.ERROR)
     return module
 

@@ -59,6 +59,7 @@ def both(name: str, tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any] | No
 
 
 def test_a_pruning_partial_fit_script(tmp_path: Path) -> None:
+    pytest.importorskip("sklearn", reason="the script trains a scikit-learn model: not installed")
     ours, real = both("pruning_partial_fit.py", tmp_path)
     for result in filter(None, (ours, real)):
         assert result["trials"] == 25
@@ -78,6 +79,8 @@ def test_a_pruning_partial_fit_script(tmp_path: Path) -> None:
 
 
 def test_a_conditional_sklearn_script_with_an_enqueued_trial(tmp_path: Path) -> None:
+    pytest.importorskip("sklearn", reason="the script trains scikit-learn models: not installed")
+    pytest.importorskip("pandas", reason="trials_dataframe() needs the pandas extra: not installed")
     ours, real = both("sklearn_conditional.py", tmp_path)
     for result in filter(None, (ours, real)):
         assert result["trials"] == 16 and result["complete"] == 16

@@ -189,6 +189,7 @@ def test_the_results_grid_finds_the_best_by_scope():
     assert results.get_best_result().config["values"] == [0.0, 4.0]  # last
     assert results.get_best_result(scope="all").config["values"] == [5.0, 1.0]
     assert results.get_best_result(mode="min", scope="avg").config["values"] == [0.0, 4.0]
+    pytest.importorskip("pandas", reason="DataFrames need the pandas extra, not installed")
     frame = results.get_dataframe(filter_metric="score", filter_mode="max")
     assert list(frame["score"]) == [5.0, 3.0, 4.0]
     assert list(results[0].metrics_dataframe["score"]) == [5.0, 1.0]
@@ -318,5 +319,6 @@ def test_the_best_result_of_a_metric_that_is_not_a_number_is_refused_naming_it()
     results = fit(trainables.echo, {"x": tune.grid_search([1, 2])})
     with pytest.raises(ValueError, match=r"metric 'seen': trial .* reported \{'x': 1\}, not a"):
         results.get_best_result(metric="seen", mode="max")
+    pytest.importorskip("pandas", reason="DataFrames need the pandas extra, not installed")
     frame = results.get_dataframe()
     assert list(frame["config/x"]) == [1, 2]
