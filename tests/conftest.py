@@ -1,6 +1,7 @@
 """Fixtures for every test: a private hyperlab home, and new, empty PostgreSQL databases (a
 schema of their own each, dropped after the test) from ``new_storage``, so that no test sees
-another's tables or an older run's."""
+another's tables or an older run's. Where the PostgreSQL server does not answer, its tests skip
+saying why (and fail in CI: ``tests/services.py``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from collections.abc import Callable, Iterator
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine, make_url
+
+from tests.services import missing
 
 # The conformance suites shipped in hyperlab.testing are test code: let their asserts say what
 # differed (pytest rewrites asserts only in modules it is told about before they are imported).
@@ -41,20 +44,23 @@ def postgres_admin() -> Iterator[Engine]:
     if os.environ.get("HYPERLAB_SKIP_POSTGRES") == "1":
         pytest.skip("HYPERLAB_SKIP_POSTGRES=1")
     url = make_url(POSTGRES_URL).set(drivername="postgresql+psycopg")
-    engine = create_engine(url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5})
+    engine = None
     cause = None
-    try:
+    try:  # without the postgres extra (psycopg), creating the engine fails already
+        engine = create_engine(
+            url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5}
+        )
         with engine.connect() as conn:
             conn.execute(text("SELECT 1"))
     except Exception as exc:  # any failure to connect means the same thing here
         cause = str(getattr(exc, "orig", exc)).strip().splitlines()[0]
-    if cause is not None:
-        engine.dispose()
-        pytest.fail(
+    if engine is None or cause is not None:
+        if engine is not None:
+            engine.dispose()
+        missing(
             f"PostgreSQL at {url.render_as_string(hide_password=True)} does not answer "
-            f"({cause}). Start it, point HYPERLAB_TEST_POSTGRES at a server, or set "
-            "HYPERLAB_SKIP_POSTGRES=1 to skip the PostgreSQL tests.",
-            pytrace=False,
+            f"({cause}): start it (trust auth, a database `test`) or point "
+            "HYPERLAB_TEST_POSTGRES at a server"
         )
     yield engine
     engine.dispose()

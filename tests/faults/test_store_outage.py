@@ -38,6 +38,7 @@ from tests.faults.harness import (
     wait_for,
 )
 from tests.faults.throwaway_postgres import ThrowawayPostgres
+from tests.services import missing
 
 pytestmark = pytest.mark.faults
 
@@ -51,7 +52,7 @@ def postgres_server() -> Iterator[ThrowawayPostgres]:
     """A PostgreSQL server of this module's own, which its tests stop and restart."""
     bin_dir, user, why = ThrowawayPostgres.find()
     if bin_dir is None or why:
-        pytest.skip(f"cannot run a throw-away PostgreSQL server: {why}")
+        missing(f"cannot run a throw-away PostgreSQL server: {why}")
     server = ThrowawayPostgres(bin_dir, user)
     try:
         server.start()
