@@ -176,12 +176,12 @@ def test_stop_sends_sigterm_then_sigkill_after_the_grace(tmp_path):
         executor.poll(0.05)
     asked = time.monotonic()
     executor.stop(0)
-    while executor.running:
+    while executor.running:  # the trial ignores SIGTERM: only the SIGKILL after the grace ends it
         executor.poll(0.05)
     took = time.monotonic() - asked
     end = rec.end(0)
     assert isinstance(end, Stopped) and end.metrics == {"child": pids[2]}
-    assert 0.3 <= took < 2.0, "SIGTERM is ignored: SIGKILL must follow after stop_grace"
+    assert took >= 0.3, f"the trial ended {took:.2f}s after stop(): SIGKILL came before the grace"
     assert wait_dead(pids, within=1.0) == []
     executor.close()
 

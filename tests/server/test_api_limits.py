@@ -1,14 +1,12 @@
 """One request on the largest experiment hyperlab allows does bounded work: every plot and
-listing samples or pages, so it answers quickly with a bounded payload (the goal, measured by
-``benchmarks/api_limits.py``, is 2 s and 300 MB; here the bounds are generous, for a loaded
-machine). The experiment's search space is at every limit of ``hyperlab.space`` and its trials
-are written directly through the store (``tests.server.largest``); a space beyond a limit is a
-422 from the API. Before the limits, a 52 MB space was accepted and one request for its
-parallel-coordinates plot took 70 s of CPU and 4.3 GB of memory."""
+listing samples or pages, so it answers with a bounded payload, and says how it was bounded (the
+time and memory goals, 2 s and 300 MB, are measured by ``benchmarks/api_limits.py``, not here).
+The experiment's search space is at every limit of ``hyperlab.space`` and its trials are written
+directly through the store (``tests.server.largest``); a space beyond a limit is a 422 from the
+API. Before the limits, a 52 MB space was accepted and one request for its parallel-coordinates
+plot took 70 s of CPU and 4.3 GB of memory."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 
@@ -22,7 +20,6 @@ from tests.server.largest import BIG, write_largest
 
 EXP = "lim00001"
 N_TRIALS = 1200
-SECONDS = 10.0  # the goal is 2 s (benchmarks/api_limits.py); a loaded 2-core machine is slower
 MAX_BYTES = 8_000_000
 
 REQUESTS = [
@@ -55,14 +52,11 @@ def largest(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("path", "params"), REQUESTS)
-def test_each_plot_and_listing_answers_quickly_with_a_bounded_payload(largest, path, params):
-    started = time.perf_counter()
+def test_each_plot_and_listing_answers_with_a_bounded_payload(largest, path, params):
     response = largest.get(f"/api/v1/experiments/{EXP}/{path}".rstrip("/"), params=params)
-    took = time.perf_counter() - started
     if response.status_code == 501:  # importance without scikit-learn
         pytest.skip(response.json()["detail"])
     assert response.status_code == 200, response.text
-    assert took < SECONDS, f"{path} {params} took {took:.1f}s"
     assert len(response.content) < MAX_BYTES, f"{path} {params}: {len(response.content):,} B"
 
 
@@ -94,14 +88,12 @@ def test_a_space_beyond_a_limit_is_a_422_naming_the_parameter(tmp_path):
     try:
         with client_for(create_app(url, session_token=SESSION_TOKEN)) as client:
             huge = {"x": {"_type": "choice", "_value": list(range(1_000_000))}}
-            started = time.perf_counter()
             response = client.put(f"/api/v1/experiments/{exp.id}/search-space", json=huge)
             assert response.status_code == 422, response.text
             assert (
                 "x: a choice has at most 10,000 options, got 1,000,000"
                 in (response.json()["detail"])
             )
-            assert time.perf_counter() - started < SECONDS
             nni = client.put(
                 "/api/v1/nni/experiment",
                 params={"update_type": "SEARCH_SPACE", "experiment_id": exp.id},

@@ -390,14 +390,10 @@ def test_stop_ends_the_driver_process(live, nni_python, tmp_path):
         nni_python,
         live.port,
         """
-        import time
-
         exp = Experiment.connect(port)
         out["jobs"] = exp.list_trial_jobs()
         out["status"] = exp.get_status()
-        started = time.monotonic()
         exp.stop()  # DELETE /experiment, then waits for the driver's process to exit
-        out["seconds"] = time.monotonic() - started
         out["port"] = exp.port
         """,
         tmp_path,
@@ -406,7 +402,7 @@ def test_stop_ends_the_driver_process(live, nni_python, tmp_path):
     assert jobs[6]["hyperParameters"][0]["parameter_source"] == "customized"
     assert jobs[6]["status"] == "SUCCEEDED"
     assert out["status"] == "NO_MORE_TRIAL"  # the budget is spent; trial 5 still holds
-    assert out["port"] is None and out["seconds"] < 20
+    assert out["port"] is None
     assert live.proc.poll() is not None  # stop() returned once the driver had exited
     record = live.store.get_experiment(live.id)
     assert record.status is ExperimentStatus.STOPPED
