@@ -7,7 +7,7 @@ trial process costs almost nothing.
 import importlib as _importlib
 import typing as _typing
 
-__version__ = "0.1.0"
+from hyperlab._version import __version__
 
 _EXPORTS = {
     # running experiments

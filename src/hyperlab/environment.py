@@ -411,7 +411,7 @@ def _metadata_head(dist: importlib.metadata.Distribution) -> dict[str, str]:
 
 
 def _hyperlab_version() -> str:
-    from hyperlab import __version__
+    from hyperlab._version import __version__
 
     return __version__
 

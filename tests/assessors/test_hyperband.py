@@ -11,7 +11,7 @@ import pytest
 from hyperlab import ExperimentStatus, TrialStatus
 from hyperlab import space as hs
 from hyperlab.assessors import Decision, Hyperband, Resume, Stop, create_assessor
-from hyperlab.compat.nni._config import translate_nni_config
+from hyperlab.config import translate_nni_config
 from hyperlab.errors import ConfigError, TrialError
 from hyperlab.space import SearchSpace
 from hyperlab.store import StopExperiment

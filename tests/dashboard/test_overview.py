@@ -100,7 +100,7 @@ def test_a_server_for_one_experiment_offers_to_remove_no_other(new_dash, lab: La
     """The token of `run --port` or `view` steers its experiment only: the overview of its
     server shows the other experiments without a remove button that would be refused."""
     from hyperlab.server import serve_in_background
-    from hyperlab.server._tokens import ensure_token
+    from hyperlab.store.tokens import ensure_token
 
     token = ensure_token(lab.store.experiment_folder(lab.store.get_experiment(lab.spare_id)))
     with serve_in_background(lab.url, 0, experiment_id=lab.spare_id, token=token) as server:

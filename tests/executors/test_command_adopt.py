@@ -26,8 +26,8 @@ from hyperlab.executors import (
     TrialSpec,
     create_executor,
 )
-from hyperlab.executors._command._logs import CappedLog, open_for_trial
 from hyperlab.executors._command._run import group_runs
+from hyperlab.executors._logs import CappedLog, open_for_trial
 from tests.executors.harness import PYTHON, Recorder, pid_alive, script, spec, wait_dead
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import pytest
 from hyperlab.config import ExperimentOptions, load_config, validate_options
 from hyperlab.errors import ConfigError
 from hyperlab.executors import CommandTrial, Failed, Finished, Reported, create_executor
-from hyperlab.executors._command._logs import CappedLog, open_for_trial
+from hyperlab.executors._logs import CappedLog, open_for_trial
 from hyperlab.executors.base import DEFAULT_MAX_LOG_BYTES
 from tests.executors.harness import PYTHON, Recorder, drive, spec
 

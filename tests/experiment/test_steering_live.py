@@ -16,8 +16,8 @@ import pytest
 import hyperlab
 from hyperlab import space as hs
 from hyperlab.errors import ConfigError, SearchSpaceError
-from hyperlab.server._tokens import read_token
 from hyperlab.store import Store
+from hyperlab.store.tokens import read_token
 from tests import objectives
 from tests.cli.test_cli import ROOT, TRAIN, cli, config
 

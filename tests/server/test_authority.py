@@ -27,8 +27,8 @@ import hyperlab
 from hyperlab import space as hs
 from hyperlab.server import create_app
 from hyperlab.server._security import AmbiguousExperiment, experiment_of
-from hyperlab.server._tokens import ensure_token
 from hyperlab.store import Store
+from hyperlab.store.tokens import ensure_token
 from tests import objectives
 from tests.cli.test_cli import ROOT
 from tests.server import client_for, populate, start_live

@@ -50,8 +50,8 @@ from schemathesis.specs.openapi.checks import (
 
 from hyperlab.config import ExperimentOptions
 from hyperlab.server import serve_in_background
-from hyperlab.server._tokens import ensure_token
 from hyperlab.store import ExperimentRecord, Store
+from hyperlab.store.tokens import ensure_token
 from hyperlab.trial import ExperimentStatus, Mode, Report, Trial, TrialStatus
 from tests.server.apidata import write_experiment
 

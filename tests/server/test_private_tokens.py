@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hyperlab.server._tokens import read_token
 from hyperlab.store import Store
+from hyperlab.store.tokens import read_token
 from tests.cli.test_cli import TRAIN, cli, config
 
 

@@ -15,8 +15,8 @@ import pytest
 
 from hyperlab.server import serve_in_background
 from hyperlab.server._security import Policy
-from hyperlab.server._tokens import ensure_token, read_token
 from hyperlab.store import Store
+from hyperlab.store.tokens import ensure_token, read_token
 from tests.server import start_live
 
 

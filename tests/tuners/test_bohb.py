@@ -13,8 +13,7 @@ import pytest
 
 from hyperlab import ExperimentStatus, TrialStatus
 from hyperlab import space as hs
-from hyperlab.compat.nni._config import translate_nni_config
-from hyperlab.config import validate_options
+from hyperlab.config import translate_nni_config, validate_options
 from hyperlab.errors import ConfigError
 from hyperlab.experiment._scheduling import Scheduling
 from hyperlab.experiment._setup import make_assessor

@@ -16,12 +16,12 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from hyperlab import __version__
 from hyperlab._terminal import printable
+from hyperlab._version import __version__
 from hyperlab.cli._common import trial_number
 from hyperlab.cli._optuna import add_import_optuna, cmd_import_optuna
 from hyperlab.cli._reading import cmd_export, cmd_logs, cmd_ls, cmd_rm, cmd_show, cmd_trials
-from hyperlab.cli._running import STORAGE_VAR, cmd_resume, cmd_run, cmd_stop
+from hyperlab.cli._running import cmd_resume, cmd_run, cmd_stop
 from hyperlab.cli._steering import (
     cmd_add_trial,
     cmd_import,
@@ -182,7 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.home:
         os.environ["HYPERLAB_HOME"] = str(Path(args.home).expanduser().resolve())
     if args.storage_from_env:
-        args.storage = os.environ.pop(STORAGE_VAR, None)
+        from hyperlab.experiment import DETACHED_STORAGE_VAR
+
+        args.storage = os.environ.pop(DETACHED_STORAGE_VAR, None)
     handler = COMMANDS[args.command]
     try:
         return handler(args)

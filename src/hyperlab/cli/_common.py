@@ -129,7 +129,7 @@ def trial_table(trials: list, title: str | None = None) -> Any:
 def dashboard_link(record: Any, folder: Path) -> str:
     """Where the experiment's driver serves it, with the experiment's token (read from its
     folder, which this user can read): the link that lets a browser steer it."""
-    from hyperlab.server._tokens import read_token
+    from hyperlab.store.tokens import read_token
 
     token = read_token(folder)
     page = f"{record.server_url}/experiments/{record.id}"

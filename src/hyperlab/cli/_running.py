@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ from hyperlab.cli._common import (
     read_result,
 )
 from hyperlab.errors import ConfigError, StoreError, TrialError
-from hyperlab.server._tokens import open_private_log
+from hyperlab.store.tokens import open_private_log
 
 STOP_WAIT = 60.0  # seconds `hyperlab stop` waits for the driver to confirm
 
@@ -31,9 +30,6 @@ DETACH_WAIT = 20.0  # seconds `run --detach` waits for the background driver to 
 
 
 LOG_TAIL = 20  # lines of driver.log shown when a detached driver could not start
-
-
-STORAGE_VAR = "HYPERLAB_DETACHED_STORAGE"  # hands a URL with a password to a detached driver
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -72,6 +68,7 @@ def check_server(port: int | None, host: str) -> None:
 def _detach(experiment: Any, args: argparse.Namespace) -> int:
     """Run the experiment with ``hyperlab resume`` in a background process, on the store this
     process uses; return once that driver holds the experiment, or say why it could not."""
+    from hyperlab.experiment import detached_command
     from hyperlab.trial import ExperimentStatus
 
     store = experiment.store
@@ -84,14 +81,7 @@ def _detach(experiment: Any, args: argparse.Namespace) -> int:
     folder = experiment.folder
     folder.mkdir(parents=True, exist_ok=True)
     log_path = folder / "driver.log"
-    env = dict(os.environ)
-    command = [sys.executable, "-m", "hyperlab"]
-    if store.masked_url == store.url:
-        command += ["--storage", store.url]
-    else:  # not on the command line, where `ps` shows it
-        env[STORAGE_VAR] = store.url
-        command += ["--storage-from-env"]
-    command += ["resume", experiment_id, "--quiet"]
+    command, env = detached_command(store, experiment_id)
     if args.port is not None:
         command += ["--port", str(args.port), "--host", args.host]
     with open_private_log(log_path) as log:  # the driver keeps the link out of it anyway
@@ -161,8 +151,8 @@ def _ended(result: Any) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    import hyperlab
     from hyperlab._steering import budget_changes
+    from hyperlab.experiment import resume
 
     given = {"max_trials": args.max_trials, "max_duration": args.max_duration}
     given["concurrency"] = args.concurrency
@@ -175,7 +165,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     check_server(args.port, args.host)
     _say_changes(record, changes)
     try:
-        result = hyperlab.resume(
+        result = resume(
             experiment_id,
             storage=args.storage,
             progress=False if args.quiet else None,

@@ -42,7 +42,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     """Serve one experiment's page until interrupted; it can be steered while its driver runs
     (the link carries the experiment's token)."""
     from hyperlab.server import serve_in_background
-    from hyperlab.server._tokens import read_token
+    from hyperlab.store.tokens import read_token
 
     store = open_store(args)
     record = store.get_experiment(store.resolve(args.id))

@@ -24,10 +24,9 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
-if TYPE_CHECKING:  # imported when used: the command executor imports this module
-    from hyperlab.executors._command._logs import CappedLog
+from hyperlab.executors._logs import CappedLog
 
 __all__ = [
     "LOG_FILES",
@@ -110,8 +109,6 @@ class TrialLog:
     __slots__ = ("_capped", "_fd", "_lock")
 
     def __init__(self, path: Path, cap: int | None) -> None:
-        from hyperlab.executors._command._logs import CappedLog
-
         self._capped = None if cap is None else CappedLog(path, cap)
         self._fd = (
             os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
@@ -281,8 +278,6 @@ class WatchedLogs:
     __slots__ = ("_logs", "_tails")
 
     def __init__(self, paths: tuple[Path, Path], cap: int | None, echo: bool, number: int) -> None:
-        from hyperlab.executors._command._logs import CappedLog
-
         self._logs: list[CappedLog] = []
         self._tails: list[LogTail] = []
         try:

@@ -15,7 +15,17 @@ print(result.best_params, result.best_value)
 
 from hyperlab.experiment._api import load, resume, run
 from hyperlab.experiment._callbacks import Callback
+from hyperlab.experiment._detach import DETACHED_STORAGE_VAR, detached_command
 from hyperlab.experiment._experiment import Experiment
 from hyperlab.experiment._result import Result
 
-__all__ = ["Callback", "Experiment", "Result", "load", "resume", "run"]
+__all__ = [
+    "DETACHED_STORAGE_VAR",
+    "Callback",
+    "Experiment",
+    "Result",
+    "detached_command",
+    "load",
+    "resume",
+    "run",
+]

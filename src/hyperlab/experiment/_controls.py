@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from hyperlab._steering import new_space
 from hyperlab.assessors.base import Assessor
 from hyperlab.errors import ConfigError, SearchSpaceError
-from hyperlab.experiment._requests import known_part
+from hyperlab.experiment._phases import feed_phases
+from hyperlab.experiment._requests import fits, known_part
 from hyperlab.experiment._scheduling import Scheduling
 from hyperlab.space import SearchSpace
 from hyperlab.store import AddTrial, ControlOutcome, ImportData, Store, UpdateSearchSpace
@@ -24,7 +25,6 @@ __all__ = [
     "apply_add_trial",
     "apply_import",
     "apply_space_update",
-    "fits",
     "imported_trials",
     "retune",
 ]
@@ -62,8 +62,6 @@ def retune(driver: Driver, space: SearchSpace) -> None:
         known = known_part(space, trial)
         if ended and fits(space, known.params):
             tuner.observe(known)
-    from hyperlab.experiment._phases import feed_phases  # it imports this module
-
     feed_phases(tuner, history, space)  # multi-phase trials' later phases
     if schedules:
         assert isinstance(tuner, Assessor)
@@ -134,12 +132,3 @@ def imported_trials(store: Store, experiment_id: str) -> list[Trial]:
         imported_trial(experiment_id, i, row.params, row.value, row.metrics)
         for i, row in enumerate(store.get_imported(experiment_id), start=1)
     ]
-
-
-def fits(space: SearchSpace, params: dict[str, Any]) -> bool:
-    """Whether ``params`` is a parameter set of ``space``."""
-    try:
-        space.check(params)
-    except SearchSpaceError:
-        return False
-    return True

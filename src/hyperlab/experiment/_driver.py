@@ -44,7 +44,6 @@ from hyperlab.experiment._controls import (
     apply_add_trial,
     apply_import,
     apply_space_update,
-    fits,
     imported_trials,
     retune,
 )
@@ -54,7 +53,7 @@ from hyperlab.experiment._keeper import LeaseKeeper
 from hyperlab.experiment._outage import StoreOutage
 from hyperlab.experiment._phases import Phases
 from hyperlab.experiment._progress import make_progress
-from hyperlab.experiment._requests import DefinedByRun, known_part
+from hyperlab.experiment._requests import DefinedByRun, fits, known_part
 from hyperlab.experiment._scheduling import Scheduling, Verdict
 from hyperlab.reporting.context import is_finite_number
 from hyperlab.reporting.metrics import MetricsError, clean_metrics

@@ -51,7 +51,6 @@ from hyperlab.experiment._setup import (
     with_budget,
 )
 from hyperlab.server import BackgroundServer, check_serving, serve_in_background
-from hyperlab.server._tokens import TOKEN_FILE, ensure_token
 from hyperlab.space import SearchSpace
 from hyperlab.store import (
     AddTrial,
@@ -64,6 +63,7 @@ from hyperlab.store import (
     Store,
     UpdateSearchSpace,
 )
+from hyperlab.store.tokens import TOKEN_FILE, ensure_token
 from hyperlab.trial import ExperimentStatus, Mode, Trial
 from hyperlab.tuners.base import Tuner, create_tuner, tuner_name
 

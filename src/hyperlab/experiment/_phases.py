@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from hyperlab.executors.base import Requested
-from hyperlab.experiment._controls import fits
+from hyperlab.experiment._requests import fits
 from hyperlab.reporting.metrics import MetricsError
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Phase, Trial, TrialStatus

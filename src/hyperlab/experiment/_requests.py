@@ -34,7 +34,7 @@ from hyperlab.space import SearchSpace
 from hyperlab.space._params import Parameter
 from hyperlab.trial import Trial, TrialStatus
 
-__all__ = ["DefinedByRun", "known_part"]
+__all__ = ["DefinedByRun", "fits", "known_part"]
 
 GOOD_ENDS = (TrialStatus.SUCCEEDED, TrialStatus.EARLY_STOPPED)
 
@@ -144,6 +144,15 @@ class DefinedByRun:
     def specs(self) -> dict[str, Any]:
         """The distributions trials defined, as NNI specs: the options' ``suggested``."""
         return {name: param.to_nni() for name, param in self.params.items()}
+
+
+def fits(space: SearchSpace, params: dict[str, Any]) -> bool:
+    """Whether ``params`` is a parameter set of ``space``."""
+    try:
+        space.check(params)
+    except SearchSpaceError:
+        return False
+    return True
 
 
 def known_part(space: SearchSpace, trial: Trial) -> Trial:

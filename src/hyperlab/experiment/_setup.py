@@ -19,7 +19,7 @@ from hyperlab.config import ExperimentConfig, ExperimentOptions, GpuConfig, impo
 from hyperlab.errors import ConfigError
 from hyperlab.executors import CommandTrial
 from hyperlab.executors.base import Executor, create_executor
-from hyperlab.executors.devices import DevicePool, detect_gpus
+from hyperlab.executors.devices import DevicePool, MemoryCheck, detect_gpus
 from hyperlab.store import ExperimentRecord, command_ref
 from hyperlab.tuners.base import Tuner
 
@@ -173,11 +173,14 @@ def device_pool(gpus: GpuConfig | None) -> DevicePool | None:
                 "gpus.indices: 'auto' found no GPU (nvidia-smi is missing or lists none); "
                 "give the indices explicitly or remove `gpus`"
             )
+    check = None  # without memory_ratio, trials start without looking at the memory
+    if gpus.memory_ratio is not None:  # GpuConfig checked the ranges
+        check = MemoryCheck(gpus.memory_ratio, gpus.n_gpu_checks, gpus.gpu_check_delay)
     return DevicePool(
         indices,
         per_trial=gpus.per_trial,
         max_trials_per_gpu=gpus.max_trials_per_gpu,
-        memory_check=gpus.memory_check(),
+        memory_check=check,
     )
 
 

@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from hyperlab.errors import ConfigError, HyperlabError
-from hyperlab.server._tokens import TOKEN_FILE, new_token
+from hyperlab.store.tokens import TOKEN_FILE, new_token
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

@@ -24,7 +24,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from hyperlab import __version__
+from hyperlab._version import __version__
 from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError, TrialNotFound
 from hyperlab.server._context import (
     READ_ERRORS,

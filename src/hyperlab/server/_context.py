@@ -17,8 +17,8 @@ from hyperlab.errors import ExperimentNotFound, HyperlabError
 from hyperlab.server._listing import MemoCache, Snapshots
 from hyperlab.server._models import ControlOut, ControlsAccepted, ErrorOut
 from hyperlab.server._security import AmbiguousExperiment, experiment_of
-from hyperlab.server._tokens import read_token
 from hyperlab.store import ControlRequest, ExperimentRecord, Store
+from hyperlab.store.tokens import read_token
 from hyperlab.trial import Trial
 
 __all__ = [

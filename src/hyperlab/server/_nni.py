@@ -37,8 +37,8 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Body, Query, Request, Response
 
-from hyperlab import __version__
 from hyperlab._steering import check_request, control_value, imported_results
+from hyperlab._version import __version__
 from hyperlab.config import parse_duration
 from hyperlab.errors import ConfigError, ExperimentNotFound, SearchSpaceError
 from hyperlab.server._context import context

@@ -27,7 +27,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field
 
-from hyperlab import __version__
+from hyperlab._version import __version__
 from hyperlab.server._context import acted_on, error_responses
 from hyperlab.server._security import Policy, authorise, headers_of
 

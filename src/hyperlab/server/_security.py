@@ -45,7 +45,7 @@ from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from hyperlab.server._tokens import same_token
+from hyperlab.store.tokens import same_token
 
 __all__ = [
     "API_PREFIX",

@@ -198,7 +198,7 @@ def create_experiment(
             f"({', '.join(taken)}); give the imported study another name with --name"
         )
     from hyperlab.experiment._setup import random_seed
-    from hyperlab.server._tokens import ensure_token
+    from hyperlab.store.tokens import ensure_token
 
     record = ExperimentRecord(
         id=store.new_experiment_id(),

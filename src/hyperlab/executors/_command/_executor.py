@@ -35,7 +35,6 @@ from typing import Any
 
 from hyperlab._interrupts import critical
 from hyperlab.errors import ConfigError, HyperlabError
-from hyperlab.executors._command._logs import CappedLog, open_for_trial
 from hyperlab.executors._command._orphans import (
     EXIT_FILE,
     GROUP_FILE,
@@ -48,6 +47,7 @@ from hyperlab.executors._command._orphans import (
     with_exit_status,
 )
 from hyperlab.executors._command._run import CommandRun, Ending, signal_marked, tail
+from hyperlab.executors._logs import CappedLog, open_for_trial
 from hyperlab.executors._output import LogTail, check_logs, echo_tails, finish_logs
 from hyperlab.executors._reaper import add_mark, new_mark
 from hyperlab.executors.base import (
@@ -156,7 +156,7 @@ class CommandExecutor(Executor):
     its last bytes, with a line between them saying how many were dropped: while the trial
     runs (its size is looked at twice a second) and once more when it ends, so the final file
     holds at most ``max_log_bytes`` of output plus that line. A few bytes written while a
-    trim copies the tail may be lost; see ``hyperlab.executors._command._logs``. With
+    trim copies the tail may be lost; see ``hyperlab.executors._logs``. With
     ``echo_output``, the driver also echoes the lines the command appends to its logs to its
     own stdout and stderr, each prefixed with ``[trial N] ``.
 

@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from hyperlab.executors._command._logs import CappedLog
+from hyperlab.executors._logs import CappedLog
 from hyperlab.executors._reaper import kill, marked, signal_all
 from hyperlab.executors.base import TrialSpec
 from hyperlab.reporting.channel import CHANNEL_FILE

@@ -7,19 +7,17 @@ the driver holds the experiment, or raise saying why it did not start.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hyperlab.cli._running import STORAGE_VAR
 from hyperlab.errors import HyperlabError
-from hyperlab.server._tokens import open_private_log
+from hyperlab.experiment import detached_command
 from hyperlab.store import Store
+from hyperlab.store.tokens import open_private_log
 from hyperlab.trial import ExperimentStatus
 
 __all__ = ["DriverThread", "spawn_driver"]
@@ -86,10 +84,10 @@ class DriverThread:
         )
 
     def _run(self, storage: str | None, progress: bool | None) -> None:
-        import hyperlab
+        from hyperlab.experiment import resume
 
         try:
-            hyperlab.resume(self.experiment_id, storage=storage, progress=progress, **self._changes)
+            resume(self.experiment_id, storage=storage, progress=progress, **self._changes)
         except BaseException as exc:  # the store says how it ended; this says why
             self.failure = exc
 
@@ -139,14 +137,8 @@ def spawn_driver(
     folder = store.experiment_folder(store.get_experiment(experiment_id))
     folder.mkdir(parents=True, exist_ok=True)
     log_path = folder / "driver.log"
-    env = dict(os.environ)
-    command = [sys.executable, "-m", "hyperlab"]
-    if store.masked_url == store.url:
-        command += ["--storage", store.url]
-    else:  # a password: not on the command line, where `ps` shows it
-        env[STORAGE_VAR] = store.url
-        command += ["--storage-from-env"]
-    command += ["resume", experiment_id, "--quiet", "--port", str(port), "--host", host]
+    command, env = detached_command(store, experiment_id)
+    command += ["--port", str(port), "--host", host]
     for name, value in (changes or {}).items():
         command += ["--" + name.replace("_", "-"), str(value)]
     with open_private_log(log_path) as log:

@@ -3,7 +3,7 @@
 The config is checked field by field, refused where NNI has a feature hyperlab lacks
 (``UnsupportedFeature``), written as NNI's camelCase v2 dict (``to_nni_dict``: what an NNI
 ``config.yml`` holds), and translated by the same code as an NNI YAML file
-(``hyperlab.compat.nni._config.translate_nni_config``) into hyperlab's ``ExperimentConfig``
+(``hyperlab.config.translate_nni_config``) into hyperlab's ``ExperimentConfig``
 (``to_hyperlab``), so a Python config and a YAML file are held to one schema. Every message
 names the field as the NNI user wrote it (``trial_concurrency``, not hyperlab's
 ``concurrency``).
@@ -17,7 +17,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hyperlab.compat.nni._config import translate_nni_config
 from hyperlab.compat.nni.experiment._base import UnsupportedFeature, camel_case
 from hyperlab.compat.nni.experiment.config import (
     AlgorithmConfig,
@@ -25,6 +24,7 @@ from hyperlab.compat.nni.experiment.config import (
     LocalConfig,
 )
 from hyperlab.config import ExperimentConfig as HyperlabConfig
+from hyperlab.config import translate_nni_config
 from hyperlab.errors import ConfigError, SearchSpaceError
 from hyperlab.space import SearchSpace
 

@@ -13,7 +13,8 @@ experiment.config.max_trial_number = 20
 
 A config is checked as it is filled in (a field the class does not have, or a value of the wrong
 type, is refused at once, naming it) and as a whole by ``validate()``, which translates it into
-hyperlab's config through the same schema as an NNI YAML file (``hyperlab.compat.nni._config``).
+hyperlab's config through the same schema as an NNI YAML file
+(``hyperlab.config.translate_nni_config``).
 Fields hyperlab has no equivalent for are refused with ``NotImplementedError``
 (``UnsupportedFeature``) naming them; see docs/migrating.md.
 """

@@ -8,7 +8,8 @@ server starts carries a token once; the page exchanges it for a cookie.
 A token is written only to files readable by their owner alone: the token file, and a detached
 driver's log (``open_private_log``), which its launcher keeps the link out of anyway.
 
-Only the standard library is used here, so ``Experiment`` can make tokens without FastAPI.
+Only the standard library is used here, so ``Experiment`` can make tokens without FastAPI; the
+module lives in the store, below the server that checks tokens and everything that makes them.
 """
 
 from __future__ import annotations

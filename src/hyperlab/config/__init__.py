@@ -3,8 +3,8 @@ registries through which a name in them picks an implementation.
 
 Every entry point (``hyperlab.run``, ``Experiment``, config files, the REST API) validates
 through these models; a bad value becomes a ``ConfigError`` that names the field, the value
-received and what was expected. NNI's config format is translated into ``ExperimentConfig`` at
-the edge (``hyperlab.compat.nni._config``), so there is one schema.
+received and what was expected. NNI's config format is translated into ``ExperimentConfig`` as
+a file is read (``hyperlab.config._nni``: ``translate_nni_config``), so there is one schema.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar, cast
+from typing import Annotated, Any, Generic, Literal, TypeVar, cast
 
 from pydantic import (
     BaseModel,
@@ -30,11 +30,9 @@ from pydantic import (
     model_validator,
 )
 
+from hyperlab.config._nni import is_nni_config, translate_nni_config
 from hyperlab.errors import ConfigError
 from hyperlab.trial import Mode
-
-if TYPE_CHECKING:
-    from hyperlab.executors._gpu_memory import MemoryCheck
 
 __all__ = [
     "DEFAULT_MAX_FAILED_TRIALS",
@@ -65,9 +63,11 @@ __all__ = [
     "class_path",
     "describe_validation_error",
     "import_path",
+    "is_nni_config",
     "load_config",
     "parse_duration",
     "parse_stored_options",
+    "translate_nni_config",
     "validate_options",
 ]
 
@@ -179,26 +179,6 @@ class GpuConfig(BaseModel):
         if isinstance(value, bool):
             raise ValueError(f"gpus.{info.field_name}: expected a number, got {value!r}")
         return value
-
-    @model_validator(mode="after")
-    def _memory(self) -> GpuConfig:
-        try:
-            self.memory_check()
-        except ConfigError as exc:
-            raise ValueError(f"gpus.{exc}") from None
-        return self
-
-    def memory_check(self) -> MemoryCheck | None:
-        """The ``MemoryCheck`` these options ask for; None without ``memory_ratio``.
-
-        Raises:
-            ConfigError: A value is out of range, naming the field (without ``gpus.``).
-        """
-        from hyperlab.executors._gpu_memory import MemoryCheck
-
-        ratio = 1.0 if self.memory_ratio is None else self.memory_ratio  # the others are
-        check = MemoryCheck(ratio, self.n_gpu_checks, self.gpu_check_delay)  # checked anyway
-        return None if self.memory_ratio is None else check
 
 
 class ResearchOptions(BaseModel):
@@ -459,7 +439,6 @@ def load_config(path: str | os.PathLike) -> ExperimentConfig:
             file or code_dir.
     """
     from hyperlab._files import read_yaml
-    from hyperlab.compat.nni._config import is_nni_config, translate_nni_config
 
     path = Path(path)
     data = read_yaml(path, what="config file")
