@@ -13,6 +13,7 @@ from hyperlab import space as hs
 from hyperlab.assessors import Decision, Hyperband, Resume, Stop, create_assessor
 from hyperlab.config import translate_nni_config
 from hyperlab.errors import ConfigError, TrialError
+from hyperlab.experiment._scheduling import Scheduling
 from hyperlab.space import SearchSpace
 from hyperlab.store import StopExperiment
 from hyperlab.trial import Mode, Report, Trial
@@ -306,3 +307,30 @@ def test_a_budget_that_ends_mid_cycle_decides_its_brackets_with_the_trials_they_
         1: (E, 3), 5: (S, 9), 9: (E, 3), 11: (E, 3),
         3: (S, 9), 7: (S, 9),
     }  # fmt: skip
+
+
+def test_a_resume_asked_when_the_budget_was_spent_survives_a_crash():
+    # found by the engine's state machine: trial 0 paused at its rung, trial 1 started, then
+    # max_trials=2 was spent and rung 0 promoted trial 0; the driver queued its resume and
+    # died. The replay asked for that resume too, but dropped it, so trial 0 stayed paused
+    def scheduling() -> Scheduling:
+        return Scheduling(Hyperband(min_resource=1, max_resource=4, reduction_factor=2, seed=3))
+
+    paused = Trial("hb", 0, {"x": 0}, TrialStatus.PAUSED, started_at=0.0, finished_at=0.25)
+    live = scheduling()
+    live.started(trial(0), 0.0)
+    step = Report(0, {"loss": 0.1}, 0.25)
+    assert live.reported(trial(0), step, 0.25) is not None  # paused: the rung waits
+    live.ended(paused, 0.25, reported=True)
+    live.started(trial(1), 0.25)
+    assert live.actions(0.25, no_more=True, count=2) == [Resume(0)]
+    stored = [
+        Trial(
+            "hb", 0, {"x": 0}, TrialStatus.PAUSED, started_at=0.0, finished_at=0.25, reports=(step,)
+        ),
+        Trial("hb", 1, {"x": 1}, R, started_at=0.25),
+    ]
+    replayed = scheduling()
+    replayed.replay(stored, live.signals)
+    assert replayed.actions(0.5, no_more=True, count=2) == [Resume(0)]  # acted on, once
+    assert replayed.actions(0.5, no_more=True, count=2) == []

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hyperlab.assessors.base import Action, Assessor, Decision
+from hyperlab.assessors.base import Action, Assessor, Decision, Resume, Stop
 from hyperlab.errors import TrialError
 from hyperlab.trial import Report, Trial, TrialStatus
 
@@ -56,6 +56,7 @@ class Scheduling:
         self._silent_warned = False
         self._no_more = False  # the assessor was last told no more trials will be created
         self._heard: dict[int, tuple[int, bool]] = {}  # number -> (reports fed, its end fed)
+        self._carried: list[Action] = []  # resumes and stops a replay was asked for, to act on
         self.signals: list[BudgetSignal] = []
         """When the assessor was told no more trials would come, or more would after all,
         at each change, for the driver to record and a replay to tell a fresh assessor again
@@ -168,19 +169,27 @@ class Scheduling:
         self._no_more = no_more
         if no_more:
             self.assessor.on_no_more_trials(count, now)
-        return self.assessor.actions(now)
+        carried, self._carried = self._carried, []
+        return carried + self.assessor.actions(now)
 
     def _signal(self, now: float, count: int, no_more: bool) -> None:
         """Replay one recorded signal, with the ``actions`` the driver asked around it: right
         after it said no more trials would come, and last before it said more would (the
-        rungs a scheduler closed meanwhile, with the trials it had then)."""
+        rungs a scheduler closed meanwhile, with the trials it had then); the resumes and
+        stops they ask for are the first ``actions`` of the resumed driver."""
         assert self.assessor is not None
         if no_more:
             self.assessor.on_no_more_trials(count, now)
-            self.assessor.actions(now)
+            self._carry(self.assessor.actions(now))
         else:
-            self.assessor.actions(now)
+            self._carry(self.assessor.actions(now))
             self.assessor.on_more_trials(count, now)
+
+    def _carry(self, actions: list[Action]) -> None:
+        """Keep the resumes and stops asked for during a replay: the driver that asked them
+        live acted on them, and a trial still paused must not wait forever for one (it ignores
+        those of trials no longer paused). Branches were created as trials, and replayed so."""
+        self._carried += [action for action in actions if isinstance(action, (Resume, Stop))]
 
 
 _START, _REPORT, _END = 0, 1, 2
