@@ -50,12 +50,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("hyperlab.research._worker", "hyperlab.executors._gpu_memory"): "GPU memory checks",
     ("hyperlab.research._worker", "hyperlab.executors._processes"): "a worker's death pact",
     ("hyperlab.research._worker", "hyperlab.executors._routing"): "the log router",
-    ("hyperlab.server._filters", "hyperlab.store._codec"): "the store's JSON codec",
-    ("hyperlab.server._filters", "hyperlab.store._trial_queries"): "trial filters",
-    ("hyperlab.server._listing", "hyperlab.store._trial_queries"): "trial filters",
-    ("hyperlab.server._overview", "hyperlab.store._trial_queries"): "trial filters",
-    ("hyperlab.server._plots", "hyperlab.store._codec"): "the store's JSON codec",
-    ("hyperlab.server._plots", "hyperlab.store._trial_queries"): "trial filters",
     ("hyperlab.testing._assessor_support", "hyperlab.experiment._scheduling"): (
         "replays history to an assessor as the driver does"
     ),
@@ -132,8 +126,8 @@ def test_every_allowed_reach_in_still_exists():
 
 
 def test_the_scan_sees_a_reach_in(tmp_path):
-    tree = ast.parse("from ..store._codec import dumps\nfrom hyperlab.space import _params\n")
+    tree = ast.parse("from ..store._buffer import dumps\nfrom hyperlab.space import _params\n")
     names = [n for node in tree.body for n in _imported(node, "hyperlab.server._x", False)]
-    assert names == ["hyperlab.store._codec.dumps", "hyperlab.space._params"]
-    assert _private_prefix(names[0]) == ("hyperlab.store._codec", "hyperlab.store")
+    assert names == ["hyperlab.store._buffer.dumps", "hyperlab.space._params"]
+    assert _private_prefix(names[0]) == ("hyperlab.store._buffer", "hyperlab.store")
     assert _private_prefix("hyperlab._version.version") == ("hyperlab._version", "hyperlab")

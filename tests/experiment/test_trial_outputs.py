@@ -22,7 +22,7 @@ import hyperlab
 from hyperlab import ExperimentStatus, TrialStatus
 from hyperlab.executors import CommandTrial
 from hyperlab.reporting.metrics import MAX_DEPTH, MetricsError, clean_metrics
-from hyperlab.store._codec import dumps, loads
+from hyperlab.store.codec import dumps, loads
 from tests.executors.harness import PYTHON, SCRIPTS
 from tests.experiment import trial_outputs as outputs
 

@@ -32,9 +32,16 @@ from fastapi import Query
 
 from hyperlab.errors import ConfigError
 from hyperlab.space import Choice, NestedOption, SearchSpace
-from hyperlab.store import ExperimentRecord
-from hyperlab.store._codec import dumps, loads
-from hyperlab.store._trial_queries import Choices, Key, NestedName, Range, TrialFilter, TrialOrder
+from hyperlab.store import (
+    Choices,
+    ExperimentRecord,
+    Key,
+    NestedName,
+    Range,
+    TrialFilter,
+    TrialOrder,
+)
+from hyperlab.store.codec import dumps, loads
 from hyperlab.trial import Mode, TrialStatus
 
 __all__ = [

@@ -25,8 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from hyperlab.store import Store
-from hyperlab.store._trial_queries import Key, TrialFilter, TrialOrder
+from hyperlab.store import Key, Store, TrialFilter, TrialOrder
 
 __all__ = ["MemoCache", "Snapshot", "Snapshots", "needs_snapshot"]
 

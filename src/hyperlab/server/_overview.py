@@ -15,8 +15,7 @@ import numpy as np
 
 from hyperlab.server._listing import Snapshot, Snapshots
 from hyperlab.server._models import BestTrialOut
-from hyperlab.store import ExperimentRecord, Store
-from hyperlab.store._trial_queries import STATUS_ORDER, Key, TrialFilter
+from hyperlab.store import STATUS_ORDER, ExperimentRecord, Key, Store, TrialFilter
 from hyperlab.trial import Mode, TrialStatus
 
 __all__ = ["Summary", "best_numbers", "overview", "succeeded", "summary"]

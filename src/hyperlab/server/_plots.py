@@ -45,9 +45,8 @@ from hyperlab.server._plot_models import (
 )
 from hyperlab.server._series import best_so_far, downsample, evenly
 from hyperlab.space import Choice, LogNormal, LogUniform, QLogNormal, QLogUniform, SearchSpace
-from hyperlab.store import ExperimentRecord
-from hyperlab.store._codec import dumps
-from hyperlab.store._trial_queries import Key, NestedName, Range, TrialFilter
+from hyperlab.store import ExperimentRecord, Key, NestedName, Range, TrialFilter
+from hyperlab.store.codec import dumps
 from hyperlab.trial import Trial, TrialStatus, objective_key
 
 __all__ = ["router"]

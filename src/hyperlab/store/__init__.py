@@ -5,7 +5,9 @@ URL. Trials come with their later phases when they are multi-phase NNI trials. T
 the only writer of an experiment's rows and group-commits them with ``Store.flush``; the CLI,
 the server and ``hyperlab.load`` read, and talk to the driver by ``Store.send_control`` with
 typed control requests (``StopExperiment``, ``KillTrial``...). The store also says where an
-experiment's files live (``Store.experiment_folder``).
+experiment's files live (``Store.experiment_folder``). Readers page through an experiment's
+trials with a ``TrialFilter`` and a ``TrialOrder`` over ``Key`` quantities, evaluated by the
+database; ``hyperlab.store.codec`` writes and reads the JSON columns' text.
 
 Example:
     >>> from hyperlab.store import Store
@@ -47,13 +49,24 @@ from hyperlab.store._records import (
 )
 from hyperlab.store._schema import SCHEMA_VERSION
 from hyperlab.store._store import ID_ALPHABET, Store
+from hyperlab.store._trial_queries import (
+    STATUS_ORDER,
+    Choices,
+    Key,
+    NestedName,
+    Range,
+    TrialFilter,
+    TrialOrder,
+)
 
 __all__ = [
     "HEARTBEAT_INTERVAL",
     "ID_ALPHABET",
     "LEASE_TTL",
     "SCHEMA_VERSION",
+    "STATUS_ORDER",
     "AddTrial",
+    "Choices",
     "Control",
     "ControlKind",
     "ControlOutcome",
@@ -64,9 +77,12 @@ __all__ = [
     "ImportData",
     "Imported",
     "ImportedResult",
+    "Key",
     "KillTrial",
     "Lease",
     "LeaseLost",
+    "NestedName",
+    "Range",
     "SetConcurrency",
     "SetMaxDuration",
     "SetMaxTrials",
@@ -74,7 +90,9 @@ __all__ = [
     "Store",
     "StoreUnavailable",
     "TrialEvent",
+    "TrialFilter",
     "TrialNotFound",
+    "TrialOrder",
     "UnreadableRequest",
     "UpdateSearchSpace",
     "command_ref",

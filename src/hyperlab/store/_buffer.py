@@ -17,7 +17,6 @@ from sqlalchemy import bindparam, insert, update
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql import ClauseElement
 
-from hyperlab.store._codec import dumps
 from hyperlab.store._controls import ControlOutcome
 from hyperlab.store._schema import (
     controls,
@@ -28,6 +27,7 @@ from hyperlab.store._schema import (
     trial_events,
     trials,
 )
+from hyperlab.store.codec import dumps
 from hyperlab.trial import ExperimentStatus, Phase, Report, Trial, TrialStatus
 
 __all__ = ["EXPERIMENT_FIELDS", "WriteBuffer"]

@@ -26,8 +26,8 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.pool import StaticPool
 
 from hyperlab.errors import StoreError
-from hyperlab.store._codec import dumps, loads
 from hyperlab.store._urls import StorageTarget, mask_url
+from hyperlab.store.codec import dumps, loads
 
 __all__ = ["WRITE", "create_store_engine", "describe_error", "is_transient"]
 

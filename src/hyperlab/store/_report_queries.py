@@ -16,7 +16,6 @@ from typing import Any, NamedTuple
 from sqlalchemy import BigInteger, Text, cast, func, literal, select
 from sqlalchemy.engine import Connection
 
-from hyperlab.store._codec import loads
 from hyperlab.store._schema import reports, trial_events, trials
 from hyperlab.store._trial_queries import (
     Key,
@@ -26,6 +25,7 @@ from hyperlab.store._trial_queries import (
     key_expression,
 )
 from hyperlab.store._trial_queries import where_clauses as trial_where
+from hyperlab.store.codec import loads
 from hyperlab.trial import Report, TrialStatus
 
 __all__ = [

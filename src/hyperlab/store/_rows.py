@@ -11,10 +11,10 @@ from sqlalchemy.engine import Connection
 
 from hyperlab.config import ExperimentOptions, describe_validation_error, parse_stored_options
 from hyperlab.errors import ConfigError, StoreError
-from hyperlab.store._codec import loads
 from hyperlab.store._controls import ControlRequest, UnreadableRequest, parse_request
 from hyperlab.store._records import ExperimentRecord
 from hyperlab.store._schema import phases, reports, trials
+from hyperlab.store.codec import loads
 from hyperlab.trial import ExperimentStatus, Mode, Phase, Report, Trial, TrialStatus
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The store's tables, its schema version, and their creation on first open.
 
-Every float column is a double; every JSON column holds text written by ``_codec.dumps``
+Every float column is a double; every JSON column holds text written by ``codec.dumps``
 (``json`` on PostgreSQL, text on SQLite). Trial statuses and experiment statuses are stored
 as their enum names. All child tables point at ``experiments`` with ``ON DELETE CASCADE``.
 """

@@ -39,7 +39,6 @@ from hyperlab.errors import (
 )
 from hyperlab.store._api_reads import ApiReads
 from hyperlab.store._buffer import WriteBuffer
-from hyperlab.store._codec import dumps
 from hyperlab.store._controls import (
     Control,
     ControlOutcome,
@@ -81,6 +80,7 @@ from hyperlab.store._schema import (
     trials,
 )
 from hyperlab.store._urls import MEMORY_URL, StorageTarget, mask_url, resolve_storage
+from hyperlab.store.codec import dumps
 from hyperlab.trial import Mode, Phase, Report, Trial, TrialStatus
 
 __all__ = ["ID_ALPHABET", "Store"]

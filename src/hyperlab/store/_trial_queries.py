@@ -37,10 +37,10 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.elements import ColumnElement
 
 from hyperlab.errors import ConfigError
-from hyperlab.store._codec import _escape as escape
-from hyperlab.store._codec import dumps
 from hyperlab.store._rows import TRIAL_COLUMNS, trial_from_row
 from hyperlab.store._schema import trial_events, trials
+from hyperlab.store.codec import _escape as escape
+from hyperlab.store.codec import dumps
 from hyperlab.trial import CUSTOM_TRIAL, Trial, TrialStatus
 
 __all__ = [

@@ -1,5 +1,8 @@
 """JSON text for the store's JSON columns, with non-finite floats that survive PostgreSQL.
 
+Public so that readers beside the store (the REST API's filters and plots) encode a value
+exactly as the store wrote it: ``from hyperlab.store.codec import dumps, loads``.
+
 PostgreSQL's ``json`` type rejects ``NaN`` and ``Infinity``, which Python's ``json`` writes
 for non-finite floats. So the store writes them as the strings ``"NaN"``, ``"Infinity"`` and
 ``"-Infinity"`` and turns those strings back into floats on read. A genuine string of that form
