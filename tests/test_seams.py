@@ -31,19 +31,13 @@ HOOK_REACHES = {"hyperlab.store._engine", "hyperlab.store._schema"}
 ALLOWED: dict[tuple[str, str], str] = {
     ("hyperlab.assessors._pbt", "hyperlab.space._choice"): "PBT resamples a group of choices",
     ("hyperlab.assessors._pbt", "hyperlab.space._params"): "PBT copies JSON parameter values",
-    ("hyperlab.cli._common", "hyperlab.experiment._failures"): "a failure's last line",
     ("hyperlab.cli._optuna", "hyperlab.compat.optuna._import"): "`hyperlab optuna import`",
-    ("hyperlab.cli._reading", "hyperlab.experiment._failures"): "a failure's kind and line",
-    ("hyperlab.cli._research", "hyperlab.experiment._failures"): "a failure's last line",
     ("hyperlab.cli._research", "hyperlab.research._profile"): "the profile summary",
     ("hyperlab.cli._research", "hyperlab.research._results"): "the results of a study",
     ("hyperlab.cli._research", "hyperlab.research._rows"): "a row's end time",
     ("hyperlab.compat.nni.experiment._store_source", "hyperlab.server._nni_shapes"): (
         "NNI's JSON shapes, written by the server's NNI routes"
     ),
-    ("hyperlab.compat.nni.experiment.experiment", "hyperlab.experiment._ids"): "id check",
-    ("hyperlab.compat.optuna._import", "hyperlab.experiment._setup"): "the default seed",
-    ("hyperlab.compat.ray.tune._tuner", "hyperlab.experiment._setup"): "load_objective",
     ("hyperlab.experiment._requests", "hyperlab.space._params"): "the Parameter type",
     ("hyperlab.research._executor", "hyperlab.executors._processes"): "spawn_worker",
     ("hyperlab.research._executor", "hyperlab.executors._routing"): "the log router",

@@ -106,7 +106,7 @@ def status_option(value: str, kind: Any) -> str:
 def trial_table(trials: list, title: str | None = None) -> Any:
     from rich.table import Table
 
-    from hyperlab.experiment._failures import last_line
+    from hyperlab.experiment import last_line
     from hyperlab.trial import TrialStatus, flatten_params
 
     errors = any(t.status is TrialStatus.FAILED for t in trials)

@@ -78,7 +78,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from hyperlab.environment import describe_environment
-    from hyperlab.experiment._failures import error_kind, last_line
+    from hyperlab.experiment import error_kind, last_line
     from hyperlab.trial import TrialStatus
 
     store = open_store(args)
@@ -198,7 +198,7 @@ def _phase_table(phases: list[Any], title: str) -> Any:
     params, and the error of those that failed."""
     from rich.table import Table
 
-    from hyperlab.experiment._failures import last_line
+    from hyperlab.experiment import last_line
     from hyperlab.trial import TrialStatus, flatten_params
 
     errors = any(p.status is TrialStatus.FAILED for p in phases)

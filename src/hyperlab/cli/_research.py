@@ -44,7 +44,7 @@ def show_research(store: Store, record: ExperimentRecord, *, env: bool = False) 
     an experiment), and the mean ± std over repetitions of each variable at each trial's last
     iteration, per config."""
     from hyperlab.environment import describe_environment
-    from hyperlab.experiment._failures import last_line
+    from hyperlab.experiment import last_line
     from hyperlab.research._profile import summarize_profile
     from hyperlab.research._results import ResearchResults, research_options
     from hyperlab.trial import TrialStatus

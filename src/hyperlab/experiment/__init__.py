@@ -1,6 +1,10 @@
 """Running experiments: the Python API (``run``, ``Experiment``, ``resume``, ``load``), the
 driver loop that owns a running experiment, its set-up, and the ``Result`` read back.
 
+Helpers for the layers above (compat, cli): ``load_objective`` (a stored experiment's
+objective), ``random_seed`` (a new experiment's default seed), ``check_id`` (a chosen id), and
+``last_line`` / ``error_kind`` (how a failed trial's error is summed up).
+
 ```python
 import hyperlab
 
@@ -17,15 +21,23 @@ from hyperlab.experiment._api import load, resume, run
 from hyperlab.experiment._callbacks import Callback
 from hyperlab.experiment._detach import DETACHED_STORAGE_VAR, detached_command
 from hyperlab.experiment._experiment import Experiment
+from hyperlab.experiment._failures import error_kind, last_line
+from hyperlab.experiment._ids import check_id
 from hyperlab.experiment._result import Result
+from hyperlab.experiment._setup import load_objective, random_seed
 
 __all__ = [
     "DETACHED_STORAGE_VAR",
     "Callback",
     "Experiment",
     "Result",
+    "check_id",
     "detached_command",
+    "error_kind",
+    "last_line",
     "load",
+    "load_objective",
+    "random_seed",
     "resume",
     "run",
 ]

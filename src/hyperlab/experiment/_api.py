@@ -302,7 +302,7 @@ def _continue(
         _warn_if_spent(store, record.id, changes["max_trials"])
     if objective is None:
         objective = load_objective(record)
-    attached = Experiment._attach(store, record, options, objective, progress, storage, callbacks)
+    attached = Experiment.attach(store, record, options, objective, progress, storage, callbacks)
     return attached.run(port=port, host=host)
 
 

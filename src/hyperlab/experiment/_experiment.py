@@ -267,7 +267,7 @@ class Experiment:
         )
 
     @classmethod
-    def _attach(
+    def attach(
         cls,
         store: Store,
         record: ExperimentRecord,
@@ -277,7 +277,21 @@ class Experiment:
         storage: str | os.PathLike | None,
         callbacks: Sequence[Callback] | None = None,
     ) -> Experiment:
-        """A handle that continues a stored experiment (see ``resume``)."""
+        """A handle that continues a stored experiment, as ``resume`` builds it.
+
+        For layers that resolved the pieces themselves (Optuna's ``Study`` reloads a study with
+        its own options); most callers want ``hyperlab.resume``. The stored trials are replayed
+        to the new tuner and assessor when it starts.
+
+        Args:
+            store: The store that holds ``record``.
+            record: The stored experiment to continue.
+            options: Its options, as they apply to this run.
+            objective: The objective its trials run.
+            progress: As ``Experiment``'s ``progress``.
+            storage: The ``storage`` argument as the caller gave it, for hints in messages.
+            callbacks: As ``Experiment``'s ``callbacks``.
+        """
         space = SearchSpace.from_nni(record.space)
         if record.tuner is not None:  # given as an instance: as it was before its first trial
             tuner = cloudpickle.loads(record.tuner)
@@ -325,6 +339,16 @@ class Experiment:
     def store(self) -> Store:
         """The store this experiment is recorded in."""
         return self._store
+
+    @property
+    def executor(self) -> Executor:
+        """The executor that runs this experiment's trials.
+
+        Its ``concurrency`` may be set while the experiment runs: the driver submits up to that
+        many trials at once from then on (Optuna's ask-and-tell opens a slot per asked trial).
+        Unlike a ``SetConcurrency`` request, that change is not recorded in the store.
+        """
+        return self._executor
 
     @property
     def folder(self) -> Path:

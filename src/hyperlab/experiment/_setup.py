@@ -185,6 +185,8 @@ def device_pool(gpus: GpuConfig | None) -> DevicePool | None:
 
 
 def random_seed() -> int:
+    """A fresh seed from the operating system's entropy, as an experiment without ``seed`` gets:
+    a non-negative integer below 2**63, so every store can hold it."""
     return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
@@ -217,6 +219,15 @@ def try_pickle(objective: object) -> bytes | None:
 
 
 def load_objective(record: ExperimentRecord) -> Callable[..., Any]:
+    """The objective ``record``'s experiment was created with, unpickled from the store.
+
+    The folder its module was imported from is appended to ``sys.path`` first, so that an
+    objective pickled by reference loads in another process too.
+
+    Raises:
+        ConfigError: the objective could not be stored, or cannot be loaded here; the message
+            says to pass it to ``hyperlab.resume`` instead.
+    """
     ref = record.objective_ref
     if record.objective is None:
         raise ConfigError(

@@ -93,7 +93,7 @@ class AskTell(Callback):
 
     def _executor(self) -> Any:
         assert self.experiment is not None
-        return self.experiment._executor
+        return self.experiment.executor
 
     # ---- the trial's side ------------------------------------------------------------------
 
@@ -124,8 +124,8 @@ class AskTell(Callback):
     # ---- the driver's side -----------------------------------------------------------------
 
     def on_trial_end(self, trial: Record) -> None:
-        assert self.experiment is not None and self.experiment._driver is not None
-        self.experiment._driver.store.flush()  # readers (study.trials) see it on return
+        assert self.experiment is not None
+        self.experiment.store.flush()  # readers (study.trials) see it on return
         with self._lock:
             event = self._recorded.pop(trial.number, None)
         if event is not None:

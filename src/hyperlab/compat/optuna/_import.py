@@ -197,7 +197,7 @@ def create_experiment(
             f"--name: an experiment named {name!r} already exists in {store.masked_url} "
             f"({', '.join(taken)}); give the imported study another name with --name"
         )
-    from hyperlab.experiment._setup import random_seed
+    from hyperlab.experiment import random_seed
     from hyperlab.store.tokens import ensure_token
 
     record = ExperimentRecord(

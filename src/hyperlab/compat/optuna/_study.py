@@ -253,7 +253,7 @@ class Study:
             executor=executor,
         )
         options = validate_options(**stored)
-        return Experiment._attach(store, record, options, objective, progress, self._storage, hooks)
+        return Experiment.attach(store, record, options, objective, progress, self._storage, hooks)
 
     def _algorithms(self) -> dict[str, Any]:
         """The experiment's tuner and assessor options: this Study's sampler and pruner."""
@@ -412,7 +412,7 @@ class Study:
                 session = AskTell(self)
                 experiment = self._start(session, None, 1, "threads", [session], False)
                 session.experiment = experiment
-                experiment._executor.concurrency = 0  # a slot per asked trial
+                experiment.executor.concurrency = 0  # a slot per asked trial
                 self._experiment = experiment
                 self._session = session
                 experiment.start()

@@ -59,7 +59,7 @@ from hyperlab.config import describe_validation_error, parse_duration
 from hyperlab.errors import ConfigError, ExperimentNotFound, HyperlabError
 from hyperlab.executors import CommandTrial
 from hyperlab.experiment import Experiment as HyperlabExperiment
-from hyperlab.experiment._ids import check_id
+from hyperlab.experiment import check_id
 from hyperlab.server import TOKEN_FILE, BackgroundServer, check_serving, serve_in_background
 from hyperlab.space import SearchSpace
 from hyperlab.store import (

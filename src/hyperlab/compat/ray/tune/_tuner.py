@@ -203,8 +203,7 @@ def _find(store: Store, path: str | os.PathLike[str]) -> ExperimentRecord:
 
 def _continue(path: str, trainable: Any, options: dict[str, Any]) -> ResultGrid:
     from hyperlab.errors import TrialError
-    from hyperlab.experiment import resume
-    from hyperlab.experiment._setup import load_objective
+    from hyperlab.experiment import load_objective, resume
 
     store = _store(options)
     record = _find(store, path)
