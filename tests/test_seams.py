@@ -35,9 +35,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("hyperlab.cli._research", "hyperlab.research._profile"): "the profile summary",
     ("hyperlab.cli._research", "hyperlab.research._results"): "the results of a study",
     ("hyperlab.cli._research", "hyperlab.research._rows"): "a row's end time",
-    ("hyperlab.compat.nni.experiment._store_source", "hyperlab.server._nni_shapes"): (
-        "NNI's JSON shapes, written by the server's NNI routes"
-    ),
     ("hyperlab.experiment._requests", "hyperlab.space._params"): "the Parameter type",
     ("hyperlab.research._executor", "hyperlab.executors._processes"): "spawn_worker",
     ("hyperlab.research._executor", "hyperlab.executors._routing"): "the log router",

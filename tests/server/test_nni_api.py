@@ -14,7 +14,7 @@ import hyperlab
 from hyperlab import ExperimentStatus
 from hyperlab.config import ExperimentOptions
 from hyperlab.server import create_app
-from hyperlab.server._nni_shapes import nni_params
+from hyperlab.server.nni_shapes import nni_params
 from hyperlab.store import ExperimentRecord, Store, command_ref
 from tests.server import (
     BASE_URL,

@@ -2,7 +2,7 @@
 (``nni.experiment.Experiment.connect(port)``) and web UI work against a hyperlab experiment.
 
 They answer in the shapes of NNI's manager (``ts/nni_manager/rest_server/restHandler.ts`` and
-the types in ``common/manager.ts`` and ``common/datastore.ts``; see ``_nni_shapes``). This module
+the types in ``common/manager.ts`` and ``common/datastore.ts``; see ``nni_shapes``). This module
 holds the experiment's routes; the trials' are ``_nni_trials``'s:
 
 ```
@@ -51,8 +51,8 @@ from hyperlab.server._nni_models import (
     NniExperimentProfile,
     NniStatus,
 )
-from hyperlab.server._nni_shapes import experiment_info, imported_text, profile
 from hyperlab.server._nni_trials import router as trials_router
+from hyperlab.server.nni_shapes import experiment_info, imported_text, profile
 from hyperlab.store import (
     ControlKind,
     ControlRequest,

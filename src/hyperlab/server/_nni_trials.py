@@ -18,7 +18,7 @@ GET    export-data                   [{parameter, value (a JSON text), trialJobI
 Trial job ids are the trials' ids, ``<experiment id>-<number>``, and the trial number is NNI's
 ``sequenceId`` and ``parameter_id`` (a multi-phase trial's later phases have their own
 ``parameter_id``, in its ``hyperParameters`` and their FINAL records). Shapes are
-``_nni_shapes``'s; routes as NNI 3.0's manager has them
+``nni_shapes``'s; routes as NNI 3.0's manager has them
 (``ts/nni_manager/rest_server/restHandler.ts``); an unknown trial job id is a 404 naming it
 (NNI's manager answers an empty 200).
 """
@@ -54,7 +54,7 @@ from hyperlab.server._nni_models import (
     NniSequenceId,
     NniTrialJob,
 )
-from hyperlab.server._nni_shapes import (
+from hyperlab.server.nni_shapes import (
     exported_results,
     metric_records,
     nni_status,

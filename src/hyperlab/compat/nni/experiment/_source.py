@@ -3,7 +3,7 @@
 (``RestSource``: ``Experiment.connect(port)``).
 
 Both answer in the JSON of NNI's REST API (camelCase, milliseconds: see
-``hyperlab.server._nni_shapes``), which ``data.py`` turns into NNI's records, and both carry
+``hyperlab.server.nni_shapes``), which ``data.py`` turns into NNI's records, and both carry
 controls as hyperlab's typed control requests, which the experiment's driver applies: neither
 ever touches a driver object.
 """

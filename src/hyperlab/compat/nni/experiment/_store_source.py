@@ -2,7 +2,7 @@
 experiments an ``Experiment`` runs, resumes or views itself.
 
 Reads build NNI's JSON with the NNI routes' own shape functions
-(``hyperlab.server._nni_shapes``), so they answer what ``Experiment.connect(port)`` reads from
+(``hyperlab.server.nni_shapes``), so they answer what ``Experiment.connect(port)`` reads from
 the REST API. Controls are control requests appended to the store; the driver (in this process,
 a detached one, or another machine's with PostgreSQL) applies them within ~100 ms.
 """
@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from hyperlab._steering import check_request, not_running, send_and_wait
 from hyperlab.compat.nni.experiment._source import Json, trial_number
 from hyperlab.errors import ConfigError, ExperimentNotFound, TrialNotFound
-from hyperlab.server._nni_shapes import (
+from hyperlab.server.nni_shapes import (
     experiment_info,
     exported_results,
     metric_records,

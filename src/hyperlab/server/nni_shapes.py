@@ -1,6 +1,8 @@
 """hyperlab's records in NNI 3.0's shapes: trials as ``TrialJobInfo``, results as
 ``MetricDataRecord``, the experiment as ``ExperimentProfile`` and as an entry of NNI's
-experiment manifest. Pure functions: no requests, no store.
+experiment manifest. Pure functions: no requests, no store. Public because two sides speak
+these shapes: the server's NNI routes, and ``hyperlab.compat.nni``'s ``Experiment`` reading a
+store directly (it cannot sit under ``compat``, which the server is below).
 
 NNI's quirks kept here, as its manager and ``nni.experiment`` client have them:
 
