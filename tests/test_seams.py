@@ -36,11 +36,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("hyperlab.cli._research", "hyperlab.research._results"): "the results of a study",
     ("hyperlab.cli._research", "hyperlab.research._rows"): "a row's end time",
     ("hyperlab.experiment._requests", "hyperlab.space._params"): "the Parameter type",
-    ("hyperlab.research._executor", "hyperlab.executors._processes"): "spawn_worker",
-    ("hyperlab.research._executor", "hyperlab.executors._routing"): "the log router",
-    ("hyperlab.research._worker", "hyperlab.executors._gpu_memory"): "GPU memory checks",
-    ("hyperlab.research._worker", "hyperlab.executors._processes"): "a worker's death pact",
-    ("hyperlab.research._worker", "hyperlab.executors._routing"): "the log router",
     ("hyperlab.testing._assessor_support", "hyperlab.experiment._scheduling"): (
         "replays history to an assessor as the driver does"
     ),

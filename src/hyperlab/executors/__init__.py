@@ -4,7 +4,9 @@
 Pick one by name; ``CommandTrial`` is what the ``command`` executor runs, and a ``DevicePool``
 places trials on GPUs. The names are imported when first used, so importing the package
 loads no pydantic or numpy. What a trial itself calls, and the channel protocol every executor
-speaks with it, live in ``hyperlab.reporting``.
+speaks with it, live in ``hyperlab.reporting``. For other pools of worker processes (a
+research's): ``hyperlab.executors.workers`` starts them, ``hyperlab.executors.routing`` sends
+each trial's output to its logs, and ``hyperlab.executors.devices`` checks GPU memory.
 """
 
 import importlib as _importlib

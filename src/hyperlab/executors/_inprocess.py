@@ -8,7 +8,6 @@ from typing import Any
 
 from hyperlab.errors import HyperlabError
 from hyperlab.executors._local import run_here
-from hyperlab.executors._routing import ROUTER
 from hyperlab.executors._run import make_context
 from hyperlab.executors.base import (
     Executor,
@@ -19,6 +18,7 @@ from hyperlab.executors.base import (
     Stopped,
     TrialSpec,
 )
+from hyperlab.executors.routing import ROUTER
 from hyperlab.reporting.context import RequestKind, TrialContext, activate, deactivate
 
 __all__ = ["InProcessExecutor"]
@@ -35,7 +35,7 @@ class InProcessExecutor(Executor):
     With ``devices.memory_check``, the wait for a trial's devices' memory happens in ``poll``
     too (the driver's thread: nothing else runs meanwhile). While it is open, what a trial
     writes through ``sys.stdout`` and ``sys.stderr`` goes to its ``stdout.log`` and
-    ``stderr.log``, as with ``threads`` (see ``hyperlab.executors._routing``).
+    ``stderr.log``, as with ``threads`` (see ``hyperlab.executors.routing``).
     """
 
     name = "inprocess"

@@ -10,9 +10,9 @@ import time
 from collections.abc import Callable
 
 from hyperlab.executors._gpu_memory import GpuMemory, nvidia_indices
-from hyperlab.executors._routing import ROUTER
 from hyperlab.executors._run import run_trial
 from hyperlab.executors.base import Executor, Failed, Stopped, TrialEnd, TrialSpec
+from hyperlab.executors.routing import ROUTER
 from hyperlab.reporting.context import TrialContext
 
 __all__ = ["run_here"]
@@ -26,7 +26,7 @@ def run_here(
 ) -> TrialEnd:
     """Run ``spec``'s trial in this thread, with ``ctx`` as its context, as ``executor`` says.
 
-    Its output goes to its logs (made at its first write, see ``hyperlab.executors._routing``),
+    Its output goes to its logs (made at its first write, see ``hyperlab.executors.routing``),
     and the error of a failed trial ends its ``stderr.log``, as a command's traceback would.
     With a memory check on ``executor.devices``, the trial first waits for its devices' memory
     (saying so on the driver's stderr and in its log) and fails if it never frees, or ends

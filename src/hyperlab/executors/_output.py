@@ -7,7 +7,7 @@ does, so ``hyperlab logs ID N`` shows them (``--follow`` while it runs):
   (``RedirectedOutput``), so C extensions and child processes are captured too; the driver
   caps the files as it polls (``WatchedLogs``, the ``command`` executor's ``CappedLog``).
 - ``threads`` and ``inprocess``: ``sys.stdout`` and ``sys.stderr`` route each write to the
-  current trial's files (``hyperlab.executors._routing``), each capped as it is written
+  current trial's files (``hyperlab.executors.routing``), each capped as it is written
   (``TrialLog``).
 
 With ``echo_output`` the trial's lines are also written to the driver's stdout and stderr,

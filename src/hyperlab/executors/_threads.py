@@ -9,7 +9,6 @@ from typing import Any
 
 from hyperlab.executors._local import run_here
 from hyperlab.executors._requests import Answers
-from hyperlab.executors._routing import ROUTER
 from hyperlab.executors._run import make_context
 from hyperlab.executors.base import (
     END_EVENTS,
@@ -24,6 +23,7 @@ from hyperlab.executors.base import (
     TrialEnd,
     TrialSpec,
 )
+from hyperlab.executors.routing import ROUTER
 from hyperlab.reporting.context import RequestKind, TrialContext
 
 __all__ = ["ThreadExecutor"]
@@ -47,7 +47,7 @@ class ThreadExecutor(Executor):
     While it is open, ``sys.stdout`` and ``sys.stderr`` send what each trial writes through
     them to its ``stdout.log`` and ``stderr.log``; output written below them (C code, child
     processes) or by threads a trial starts still goes to the driver's streams (see
-    ``hyperlab.executors._routing``).
+    ``hyperlab.executors.routing``).
     """
 
     name = "threads"

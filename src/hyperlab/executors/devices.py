@@ -26,6 +26,7 @@ from hyperlab.errors import ConfigError
 from hyperlab.executors._gpu_memory import (
     NVIDIA_SMI_TIMEOUT,
     GpuMemory,
+    GpuMemoryError,
     GpuWatch,
     MemoryCheck,
     gpu_memory,
@@ -36,6 +37,7 @@ from hyperlab.executors._gpu_memory import (
 __all__ = [
     "DevicePool",
     "GpuMemory",
+    "GpuMemoryError",
     "MemoryCheck",
     "detect_gpus",
     "gpu_memory",

@@ -19,8 +19,6 @@ from typing import Any
 import cloudpickle
 
 from hyperlab.errors import ConfigError
-from hyperlab.executors._processes._executor import exit_text, spawn_worker
-from hyperlab.executors._routing import ROUTER
 from hyperlab.executors.base import (
     Executor,
     Failed,
@@ -30,6 +28,8 @@ from hyperlab.executors.base import (
     Stopped,
     TrialSpec,
 )
+from hyperlab.executors.routing import ROUTER
+from hyperlab.executors.workers import exit_text, spawn_worker
 from hyperlab.research._runner import Plan
 from hyperlab.research._worker import GroupWorker
 

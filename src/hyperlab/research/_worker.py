@@ -18,14 +18,14 @@ from typing import Any
 
 import cloudpickle
 
-from hyperlab.executors._gpu_memory import (
+from hyperlab.executors.base import TrialSpec
+from hyperlab.executors.devices import (
     GpuMemoryError,
     gpu_memory,
     leaked_memory,
     wait_for_free_memory,
 )
-from hyperlab.executors._routing import ROUTER
-from hyperlab.executors.base import TrialSpec
+from hyperlab.executors.routing import ROUTER
 from hyperlab.reporting.context import TrialContext, set_process_context
 from hyperlab.research._runner import Plan, run_group
 
@@ -82,7 +82,7 @@ class GroupWorker:
 
     Each experiment's output (what its units write to ``sys.stdout``/``sys.stderr`` while
     they run) goes to its ``stdout.log``/``stderr.log``, capped at ``cap`` bytes (the router of
-    ``hyperlab.executors._routing`` must be open). With a memory check and devices, the group
+    ``hyperlab.executors.routing`` must be open). With a memory check and devices, the group
     waits for its devices' memory first, and a leak is reported after it.
     """
 
@@ -170,9 +170,9 @@ def main(task_fd: str, event_fd: str) -> None:
     is the pickled plan."""
     from multiprocessing.connection import Connection
 
-    from hyperlab.executors._processes._worker import _die_with_parent
+    from hyperlab.executors.workers import die_with_parent
 
-    _die_with_parent()
+    die_with_parent()
     tasks = Connection(int(task_fd), writable=False)
     events = Connection(int(event_fd), readable=False)
     send_lock = threading.Lock()

@@ -7,7 +7,6 @@ import os
 import pickle
 import signal
 import subprocess
-import sys
 import time
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -21,7 +20,6 @@ from hyperlab.executors._gpu_memory import GpuWatch
 from hyperlab.executors._output import WatchedLogs, watch_trial_logs
 from hyperlab.executors._reaper import (
     Process,
-    add_mark,
     descendants,
     kill,
     marked,
@@ -38,9 +36,10 @@ from hyperlab.executors.base import (
     Stopped,
     TrialSpec,
 )
+from hyperlab.executors.workers import exit_text, spawn_worker
 from hyperlab.reporting.metrics import EXPECTED
 
-__all__ = ["ProcessExecutor", "exit_text", "pickle_objective", "spawn_worker"]
+__all__ = ["ProcessExecutor", "pickle_objective"]
 
 WORKER_STARTUP_GRACE = 60.0
 """Seconds a worker may take to start (interpreter, imports, unpickling the objective) before
@@ -354,48 +353,3 @@ def _wait_limit(watch: GpuWatch | None) -> float:
     if watch is None:
         return 0.0
     return watch.check.n_gpu_checks * watch.check.gpu_check_delay
-
-
-def spawn_worker(
-    command: str, devices: tuple[int, ...], first: bytes, *, mark: str | None = None
-) -> tuple[subprocess.Popen, Connection, Connection]:
-    """Start ``python -c command TASK_FD EVENT_FD`` as a worker: in its own session (so its
-    whole group can be signalled), with this process's ``sys.path``, ``CUDA_VISIBLE_DEVICES``
-    set to ``devices`` (when any) and ``mark`` added to its environment's marks (when given,
-    see ``hyperlab.executors._reaper``); send it ``first`` (the pickled objective).
-
-    Returns:
-        The process, the task pipe to write to, and the event pipe to read from.
-    """
-    task_read, task_write = os.pipe()
-    event_read, event_write = os.pipe()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    if devices:
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, devices))
-    if mark is not None:
-        add_mark(env, mark)
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-c", command, str(task_read), str(event_write)],
-            pass_fds=(task_read, event_write),
-            start_new_session=True,
-            stdin=subprocess.DEVNULL,
-            env=env,
-        )
-    finally:
-        os.close(task_read)
-        os.close(event_write)
-    tasks = Connection(task_write, readable=False)
-    tasks.send_bytes(first)
-    return process, tasks, Connection(event_read, writable=False)
-
-
-def exit_text(process: subprocess.Popen) -> str:
-    code = process.returncode
-    if code is not None and code < 0:
-        try:
-            return f"was killed by signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"was killed by signal {-code}"
-    return f"exited with code {code} before the trial ended"

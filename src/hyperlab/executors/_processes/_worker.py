@@ -23,11 +23,9 @@ processes print lands there. Between trials they are the driver's again.
 
 from __future__ import annotations
 
-import ctypes
 import io
 import os
 import queue
-import signal
 import sys
 import threading
 import time
@@ -45,21 +43,9 @@ from hyperlab.executors._reaper import descendants, kill, reap_children, start_k
 from hyperlab.executors._requests import Answers
 from hyperlab.executors._run import format_error, make_context, run_trial
 from hyperlab.executors.base import Failed, Finished, Stopped, TrialEnd, TrialSpec
+from hyperlab.executors.workers import die_with_parent
 from hyperlab.reporting.context import RequestKind, TrialContext, set_process_context
 from hyperlab.reporting.metrics import EXPECTED, MetricsError, clean_metrics
-
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when the driver dies, even by SIGKILL."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        except (OSError, AttributeError):  # no prctl: the EOF on the task pipe still ends us
-            pass
-
 
 LEFTOVERS_REAP_WAIT = 1.0
 """Seconds the worker waits for the children a trial left (and it killed) to exit, to reap
@@ -231,7 +217,7 @@ def main(task_fd: str, event_fd: str) -> None:
     The first message on the task pipe is the pickled objective.
     """
     keeper = start_keeper(close=(int(task_fd), int(event_fd)))
-    _die_with_parent()
+    die_with_parent()
     if isinstance(sys.stdout, io.TextIOWrapper):  # a trial's prints reach its log at once
         sys.stdout.reconfigure(line_buffering=True)
     tasks = Connection(int(task_fd), writable=False)

@@ -12,6 +12,9 @@ descriptor 1 or 2, child processes, ``sys.stdout.buffer`` or ``fileno()``), outp
 trial starts (a new thread does not inherit the trial's context), and logging handlers that
 kept a reference to ``sys.stderr`` from before the executor opened. All of it goes to the
 driver's streams. Use the ``processes`` executor to capture everything.
+
+Public because a research's worker processes route their trials' output with the same
+``ROUTER`` (``open``/``add``/``remove``/``close``).
 """
 
 from __future__ import annotations
