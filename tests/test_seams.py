@@ -29,19 +29,14 @@ HOOK_REACHES = {"hyperlab.store._engine", "hyperlab.store._schema"}
 
 #: (importing module, private module or name it imports) -> why it is still there.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("hyperlab.assessors._pbt", "hyperlab.space._choice"): "PBT resamples a group of choices",
-    ("hyperlab.assessors._pbt", "hyperlab.space._params"): "PBT copies JSON parameter values",
     ("hyperlab.cli._optuna", "hyperlab.compat.optuna._import"): "`hyperlab optuna import`",
     ("hyperlab.cli._research", "hyperlab.research._profile"): "the profile summary",
     ("hyperlab.cli._research", "hyperlab.research._results"): "the results of a study",
     ("hyperlab.cli._research", "hyperlab.research._rows"): "a row's end time",
-    ("hyperlab.experiment._requests", "hyperlab.space._params"): "the Parameter type",
     ("hyperlab.testing._assessor_support", "hyperlab.experiment._scheduling"): (
         "replays history to an assessor as the driver does"
     ),
     ("hyperlab.testing._store_cases", "hyperlab.store._schema"): "reads the control table",
-    ("hyperlab.testing.executors", "hyperlab.executors._command"): "CommandTrial",
-    ("hyperlab.tuners._bohb._tuner", "hyperlab.assessors._hyperband"): "BOHB builds on Hyperband",
 }
 
 

@@ -66,9 +66,9 @@ from hyperlab.space import (
     QUniform,
     Randint,
     Uniform,
+    copy_json,
+    sample_group,
 )
-from hyperlab.space._choice import sample_group
-from hyperlab.space._params import copy_json
 from hyperlab.trial import Report, Trial, TrialStatus
 
 __all__ = ["PopulationBasedTraining"]

@@ -30,8 +30,7 @@ import numpy as np
 
 from hyperlab.errors import SearchSpaceError
 from hyperlab.executors.base import Requested
-from hyperlab.space import SearchSpace
-from hyperlab.space._params import Parameter
+from hyperlab.space import Parameter, SearchSpace
 from hyperlab.trial import Trial, TrialStatus
 
 __all__ = ["DefinedByRun", "fits", "known_part"]

@@ -44,7 +44,7 @@ before it is parsed: ``MAX_OPTIONS`` options of a choice, ``MAX_PARAMETERS`` par
 ones included), ``MAX_NESTING`` levels of nested choices, ``MAX_SPACE_SIZE`` characters of JSON.
 """
 
-from hyperlab.space._choice import Choice, NestedOption
+from hyperlab.space._choice import Choice, NestedOption, sample_group
 from hyperlab.space._codec import Dimension
 from hyperlab.space._limits import MAX_NESTING, MAX_OPTIONS, MAX_PARAMETERS, MAX_SPACE_SIZE
 from hyperlab.space._params import (
@@ -59,6 +59,7 @@ from hyperlab.space._params import (
     QUniform,
     Randint,
     Uniform,
+    copy_json,
 )
 from hyperlab.space._space import (
     SearchSpace,
@@ -95,6 +96,7 @@ __all__ = [
     "SearchSpace",
     "Uniform",
     "choice",
+    "copy_json",
     "lognormal",
     "loguniform",
     "normal",
@@ -103,5 +105,6 @@ __all__ = [
     "qnormal",
     "quniform",
     "randint",
+    "sample_group",
     "uniform",
 ]

@@ -305,7 +305,12 @@ def constant_column(value: Any, n: int) -> list[Any]:
 def sample_group(
     group: Mapping[str, Any], rng: np.random.Generator, n: int
 ) -> list[dict[str, Any]]:
-    """``n`` dicts drawn from a group, one vectorised draw per parameter, in group order."""
+    """``n`` dicts drawn from a group, one vectorised draw per parameter, in group order.
+
+    A group is a mapping of names to a ``Parameter`` (drawn with ``rng``) or a constant (copied
+    into every dict); a nested choice's option is such a group (``NestedOption.params``). For
+    tuners and assessors that draw part of a space themselves (PBT resamples one option).
+    """
     if n == 0:
         return []
     columns = [

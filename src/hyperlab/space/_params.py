@@ -117,7 +117,8 @@ def json_constant(path: str, what: str, value: Any) -> Any:
 
 
 def copy_json(value: Any) -> Any:
-    """A copy of a JSON constant that shares no list or dict with the original."""
+    """A copy of a JSON constant that shares no list or dict with the original: what a tuner
+    or an assessor hands out when it reuses a parameter's value (a choice's list option)."""
     if isinstance(value, list):
         return [copy_json(v) for v in value]
     if isinstance(value, dict):

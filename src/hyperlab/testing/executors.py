@@ -58,7 +58,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from hyperlab.executors._command import CommandTrial
+from hyperlab.executors import CommandTrial
 from hyperlab.executors.base import (
     END_EVENTS,
     Event,

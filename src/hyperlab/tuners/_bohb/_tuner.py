@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from hyperlab.assessors._hyperband import Hyperband
+from hyperlab.assessors import Hyperband
 from hyperlab.assessors.base import Decision
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
