@@ -27,7 +27,7 @@ __all__ = ["export_research", "show_research"]
 
 
 def _progress(planned: int | None, trials: Sequence[Any]) -> str:
-    from hyperlab.research._rows import ended
+    from hyperlab.research import ended
 
     done = [t for t in trials if ended(t)]
     counts: dict[str, int] = {}
@@ -45,8 +45,7 @@ def show_research(store: Store, record: ExperimentRecord, *, env: bool = False) 
     iteration, per config."""
     from hyperlab.environment import describe_environment
     from hyperlab.experiment import last_line
-    from hyperlab.research._profile import summarize_profile
-    from hyperlab.research._results import ResearchResults, research_options
+    from hyperlab.research import ResearchResults, research_options, summarize_profile
     from hyperlab.trial import TrialStatus
 
     research = research_options(record)
@@ -112,7 +111,7 @@ def export_research(store: Store, experiment_id: str, args: argparse.Namespace) 
     """Write a research's saved values, one row per config x repetition x iteration x
     variable (or, with ``--pivot``, per config x repetition x iteration), as CSV or JSON;
     with ``--with-env``, JSON ``{"id", "name", "environment", "rows"}``."""
-    from hyperlab.research._results import ResearchResults
+    from hyperlab.research import ResearchResults
 
     selected = ResearchResults(store, experiment_id).to_rows(pivot=args.pivot)
     record = store.get_experiment(experiment_id)
