@@ -29,7 +29,6 @@ HOOK_REACHES = {"hyperlab.store._engine", "hyperlab.store._schema"}
 
 #: (importing module, private module or name it imports) -> why it is still there.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("hyperlab.cli._optuna", "hyperlab.compat.optuna._import"): "`hyperlab optuna import`",
     ("hyperlab.testing._assessor_support", "hyperlab.experiment._scheduling"): (
         "replays history to an assessor as the driver does"
     ),

@@ -36,7 +36,7 @@ def add_import_optuna(commands: Any) -> None:
 
 def cmd_import_optuna(args: argparse.Namespace) -> int:
     """Import the study; print what was imported, what was skipped, how to continue."""
-    from hyperlab.compat.optuna._import import create_experiment, read_study
+    from hyperlab.compat.optuna.study_import import create_experiment, read_study
 
     imported = read_study(args.storage_url, args.study)
     store = open_store(args)

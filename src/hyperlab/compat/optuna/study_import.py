@@ -7,7 +7,8 @@ parameters the search space, each Optuna distribution becoming the NNI spec that
 continued study suggests from the same space. The space holds the parameters that every complete
 trial has with one distribution (Optuna's intersection search space); others are left out and
 named. ``create_experiment`` writes the experiment, its complete trials being imported results
-(fed to the tuner, not trials), as ``Experiment.import_data`` keeps them.
+(fed to the tuner, not trials), as ``Experiment.import_data`` keeps them. A public module (not
+one of Optuna's), so that the command line, above ``compat``, imports it by a public name.
 """
 
 from __future__ import annotations
