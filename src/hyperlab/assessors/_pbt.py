@@ -325,7 +325,7 @@ def _explore_value(param: Parameter, value: Any, rng: np.random.Generator, resam
             moved = value + (1 if factor > 1 else -1)
         return int(min(max(moved, param.low), param.high - 1))
     assert isinstance(param, _SCALED)
-    return float(param._finish(np.array([float(value) * factor]))[0])
+    return param.nearest(float(value) * factor)
 
 
 def _scale_loosely(value: Any, rng: np.random.Generator) -> Any:

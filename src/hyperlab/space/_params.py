@@ -260,6 +260,12 @@ class _Range(Parameter):
             return math.log(self.low), math.log(self.high)
         return self.low, self.high
 
+    def nearest(self, value: float) -> float:
+        """The value this parameter draws that is nearest to ``value``: rounded to a multiple of
+        ``q`` for the ``q`` kinds, clipped to ``low``..``high`` for the ranges (a value moved by
+        hand, as PBT's perturbations move one, stays drawable)."""
+        return float(self._finish(np.array([float(value)]))[0])
+
     def _finish(self, x: np.ndarray) -> np.ndarray:
         return x.clip(self.low, self.high)
 
@@ -355,6 +361,12 @@ class _Gaussian(Parameter):
             raise SearchSpaceError(f"{self.type} needs sigma > 0, got sigma={sigma!r}")
         object.__setattr__(self, "mu", mu)
         object.__setattr__(self, "sigma", sigma)
+
+    def nearest(self, value: float) -> float:
+        """The value this parameter draws that is nearest to ``value``: rounded to a multiple of
+        ``q`` for the ``q`` kinds, clipped to ``low``..``high`` for the ranges (a value moved by
+        hand, as PBT's perturbations move one, stays drawable)."""
+        return float(self._finish(np.array([float(value)]))[0])
 
     def _finish(self, x: np.ndarray) -> np.ndarray:
         return x

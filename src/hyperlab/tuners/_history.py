@@ -90,7 +90,7 @@ class UnitSpace:
                 parent = column[dim.condition[0]]
                 choice = dims[parent].param
                 assert isinstance(choice, Choice)
-                option = choice._names[dim.condition[1]]
+                option = choice.index({"_name": dim.condition[1]})
             kind, size = _kind_and_size(dim.param)
             coords.append(Coord(i, dim.path, dim.param, kind, parent, option, size))
         self.coords = coords
