@@ -28,14 +28,12 @@ from hyperlab.store import (
     UnreadableRequest,
     UpdateSearchSpace,
 )
-from hyperlab.store._engine import WRITE
-from hyperlab.store._schema import controls, trials
 from hyperlab.testing._store_cases import (
     NO_SECOND_READER,
-    count_selects,
     record,
     trial,
 )
+from hyperlab.testing._store_hook import controls, count_selects, engine_write, read, trials, write
 from hyperlab.trial import Report
 
 __all__ = ["AccessCases"]
@@ -97,7 +95,7 @@ class AccessCases:
         writer.flush()
         assert [t.number for t in reader.get_trials("exp00001")] == [0]
         # a write transaction in progress holds the write lock; readers neither wait nor see it
-        with writer._engine.connect().execution_options(**WRITE) as conn, conn.begin():
+        with engine_write(writer) as conn:
             conn.execute(
                 trials.insert().values(
                     experiment_id="exp00001",
@@ -118,7 +116,7 @@ class AccessCases:
             pytest.skip(NO_SECOND_READER)
         writer, reader = store, other
         writer.create_experiment(record())
-        with reader._read() as conn:  # an open read transaction
+        with read(reader) as conn:  # an open read transaction
             conn.execute(text("SELECT count(*) FROM trials")).scalar()
             writer.put_trial(trial(0))
             started = time.monotonic()
@@ -234,7 +232,7 @@ class AccessCases:
         self, store: Store, other: Store
     ) -> None:
         store.create_experiment(record())
-        with store._write("test") as conn:  # as a newer hyperlab would have written it
+        with write(store, "test") as conn:  # as a newer hyperlab would have written it
             conn.execute(
                 controls.insert().values(
                     experiment_id="exp00001", kind="rewind", payload={}, created_at=1.0

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from hyperlab.config import ExperimentOptions
 from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError
@@ -21,10 +21,10 @@ from hyperlab.store import (
     TrialEvent,
     TrialNotFound,
 )
-from hyperlab.store._schema import controls
+from hyperlab.testing._store_hook import count_selects, read
 from hyperlab.trial import ExperimentStatus, Mode, Report, Trial, TrialStatus
 
-__all__ = ["RecordCases", "Ticks", "controls_of", "count_selects", "done", "record", "trial"]
+__all__ = ["RecordCases", "Ticks", "done", "record", "trial"]
 
 NO_SECOND_READER = "an in-memory database is seen by one Store only: no separate reader"
 
@@ -65,26 +65,6 @@ def done(number: int, value: float | None, experiment_id: str = "exp00001", **fi
     """A SUCCEEDED trial (unless ``fields`` say otherwise) whose ``loss`` is ``value``."""
     fields.setdefault("status", TrialStatus.SUCCEEDED)
     return trial(number, experiment_id, value=value, metrics={"loss": value}, **fields)
-
-
-def controls_of(store: Store) -> list[Any]:
-    """Every row of the controls table, as stored."""
-    with store._read() as conn:
-        return list(conn.execute(controls.select().order_by(controls.c.id)).all())
-
-
-def count_selects(store: Store) -> list[str]:
-    """The SELECT statements the store runs from now on (the list grows as it runs them)."""
-    seen: list[str] = []
-
-    def before(
-        conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
-    ) -> None:
-        if statement.lstrip().upper().startswith("SELECT"):
-            seen.append(statement)
-
-    event.listen(store._engine, "before_cursor_execute", before)
-    return seen
 
 
 class RecordCases:
@@ -427,7 +407,7 @@ class RecordCases:
         store.delete_experiment("doomed01")
         with pytest.raises(ExperimentNotFound):
             store.get_experiment("doomed01")
-        with store._read() as conn:
+        with read(store) as conn:
             for table in ("trials", "reports", "trial_events", "imported", "controls"):
                 rows = conn.execute(text(f"SELECT experiment_id FROM {table}")).scalars().all()
                 assert rows == ["keeper01"], table
