@@ -28,11 +28,7 @@ HOOK = "hyperlab.testing._store_hook"
 HOOK_REACHES = {"hyperlab.store._engine", "hyperlab.store._schema"}
 
 #: (importing module, private module or name it imports) -> why it is still there.
-ALLOWED: dict[tuple[str, str], str] = {
-    ("hyperlab.testing._assessor_support", "hyperlab.experiment._scheduling"): (
-        "replays history to an assessor as the driver does"
-    ),
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def _module_name(path: Path) -> tuple[str, bool]:

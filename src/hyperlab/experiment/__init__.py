@@ -3,7 +3,8 @@ driver loop that owns a running experiment, its set-up, and the ``Result`` read 
 
 Helpers for the layers above (compat, cli): ``load_objective`` (a stored experiment's
 objective), ``random_seed`` (a new experiment's default seed), ``check_id`` (a chosen id), and
-``last_line`` / ``error_kind`` (how a failed trial's error is summed up).
+``last_line`` / ``error_kind`` (how a failed trial's error is summed up); for assessor tests,
+``replay_to_assessor`` (history fed to a fresh assessor as a resumed driver feeds it).
 
 ```python
 import hyperlab
@@ -24,6 +25,7 @@ from hyperlab.experiment._experiment import Experiment
 from hyperlab.experiment._failures import error_kind, last_line
 from hyperlab.experiment._ids import check_id
 from hyperlab.experiment._result import Result
+from hyperlab.experiment._scheduling import replay_to_assessor
 from hyperlab.experiment._setup import load_objective, random_seed
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "load",
     "load_objective",
     "random_seed",
+    "replay_to_assessor",
     "resume",
     "run",
 ]

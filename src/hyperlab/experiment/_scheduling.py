@@ -20,7 +20,7 @@ from hyperlab.assessors.base import Action, Assessor, Decision, Resume, Stop
 from hyperlab.errors import TrialError
 from hyperlab.trial import Report, Trial, TrialStatus
 
-__all__ = ["BudgetSignal", "Scheduling", "Verdict"]
+__all__ = ["BudgetSignal", "Scheduling", "Verdict", "replay_to_assessor"]
 
 
 @dataclass(frozen=True)
@@ -240,3 +240,12 @@ def _told_before(signal: BudgetSignal) -> Callable[[_Moment], bool]:
         return ended and reports >= len(trial.reports)  # not an end it was resumed from
 
     return told
+
+
+def replay_to_assessor(assessor: Assessor, history: list[Trial]) -> None:
+    """Feed ``history`` (stored trials, with their reports) to a fresh ``assessor`` the way a
+    resumed driver does: starts, reports and ends in the time order they were stamped with.
+
+    For assessor tests (``hyperlab.testing.AssessorContract`` checks that a replayed assessor
+    decides as the one that saw the trials live)."""
+    Scheduling(assessor).replay(history)

@@ -405,9 +405,9 @@ def feed(assessor: Assessor, calls: Sequence[Call]) -> list[Any]:
 
 def replay(assessor: Assessor, history: list[Trial]) -> None:
     """Feed ``history`` to a fresh ``assessor`` the way a resumed driver does."""
-    from hyperlab.experiment._scheduling import Scheduling
+    from hyperlab.experiment import replay_to_assessor
 
-    Scheduling(assessor).replay(history)
+    replay_to_assessor(assessor, history)
 
 
 def first_mismatch(calls: Sequence[Call], expected: Sequence[Any], got: Sequence[Any]) -> str:
