@@ -394,7 +394,7 @@ EXECUTORS: Registry[Executor] = Registry(
         "threads": "hyperlab.executors._threads:ThreadExecutor",
         "processes": "hyperlab.executors._processes:ProcessExecutor",
         "command": "hyperlab.executors._command:CommandExecutor",
-        "research": "hyperlab.research._executor:ResearchExecutor",
+        "research": "hyperlab.research:ResearchExecutor",
         "ray": "hyperlab.executors._ray:RayExecutor",
     },
 )

@@ -7,11 +7,13 @@ reads what a research recorded as pandas DataFrames. See docs/research.md.
 
 For tools that show a stored research (the CLI's ``hyperlab research``): ``research_options``
 reads a record's research options, ``ended`` says whether a config x repetition is done, and
-``summarize_profile`` sums the time each unit took.
+``summarize_profile`` sums the time each unit took. ``ResearchExecutor`` is the executor a
+research runs its experiments with (the ``research`` executor).
 """
 
 from hyperlab.research._alias import Alias, ConfigItem
 from hyperlab.research._domain import Domain, Option
+from hyperlab.research._executor import ResearchExecutor
 from hyperlab.research._profile import summarize_profile
 from hyperlab.research._research import Research
 from hyperlab.research._results import ResearchResults, research_options
@@ -26,6 +28,7 @@ __all__ = [
     "O",
     "Option",
     "Research",
+    "ResearchExecutor",
     "ResearchResults",
     "ended",
     "research_options",
