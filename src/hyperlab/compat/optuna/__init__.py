@@ -17,12 +17,8 @@ from hyperlab.compat.optuna import (
     study,
     trial,
 )
-from hyperlab.compat.optuna._study import (
-    Study,
-    create_study,
-    get_all_study_names,
-    load_study,
-)
+from hyperlab.compat.optuna._studies import create_study, get_all_study_names, load_study
+from hyperlab.compat.optuna._study import Study
 from hyperlab.compat.optuna.exceptions import TrialPruned
 from hyperlab.compat.optuna.trial import Trial
 
