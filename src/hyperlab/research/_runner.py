@@ -5,7 +5,8 @@ Every experiment (one config x repetition, one trial) reports through its own
 ``TrialContext``: each iteration's saved variables become one report (``step`` = the
 iteration), and it ends with one message, like a worker's trial: ``("finished" | "stopped",
 number, time, metrics)`` or ``("failed", number, time, error)``. The same code runs in worker
-processes, on threads and in the driver's thread.
+processes, on threads and in the driver's thread. What it keeps per experiment and what a
+unit's arguments can name are in ``_lookup.py``; how a unit's failure reads, ``_failures.py``.
 """
 
 from __future__ import annotations
@@ -15,21 +16,20 @@ import json
 import os
 import queue
 import time
-import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from hyperlab.errors import TrialStopped
-from hyperlab.reporting.channel import json_default
 from hyperlab.reporting.context import TrialContext, activate, deactivate
-from hyperlab.research._units import SPECIAL_NAMES, C, O, Unit, filled_names
+from hyperlab.research._failures import Exhausted, Failure, error_text, short, storable
+from hyperlab.research._lookup import Lookup, State, common_config
+from hyperlab.research._units import Unit, filled_names
 
 __all__ = ["Plan", "alias_key", "run_group"]
 
 Send = Callable[[tuple], None]
-MAX_ERROR_CHARS = 8000
 PROFILE_FILE = "profile.jsonl"
 
 
@@ -98,50 +98,17 @@ def alias_key(alias: Any) -> str:
     return json.dumps(alias, sort_keys=True, default=str)
 
 
-class _Failure(Exception):
-    """A unit raised: the experiment fails with ``text`` (its traceback); ``exc`` is what the
-    unit raised, if anything (re-raised to the caller by ``debug`` and
-    ``continue_on_failure=False``)."""
-
-    def __init__(self, text: str, exc: BaseException | None = None) -> None:
-        super().__init__(text)
-        self.text = text
-        self.exc = exc
-
-
-class _Exhausted(Exception):
-    """A generator unit ran out: the experiment ends after this iteration's ``last`` units."""
-
-
-class _State:
-    """One experiment's (or the shared root's) outputs, generators and instances."""
-
-    def __init__(self, ctx: TrialContext | None, config: dict[str, Any], repetition: int) -> None:
-        self.ctx = ctx
-        self.config = config
-        self.repetition = repetition
-        self.outputs: dict[str, Any] = {}
-        self.generators: dict[str, Iterator] = {}
-        self.instances: dict[str, Any] = {}
-        self.saved: dict[str, Any] = {}  # this iteration's saved variables
-        self.last_values: dict[str, Any] = {}
-        self.ran: set[str] = set()  # units run this iteration
-        self.exc: BaseException | None = None  # what the failing unit raised
-        self.profile: dict[str, list[float]] = {}  # unit -> [seconds, calls] this iteration
-        self.error: str | None = None
-
-
 class _Group:
     """A group of branches run in lockstep by one worker."""
 
     def __init__(self, plan: Plan, contexts: list[TrialContext], send: Send) -> None:
         self.plan = plan
         self.send = send
-        self.branches: list[_State] = []
+        self.branches: list[State] = []
         for ctx in contexts:
             config = {k: v for k, v in ctx.params.items() if k != "repetition"}
-            self.branches.append(_State(ctx, config, int(ctx.params.get("repetition", 0))))
-        self.root = _State(None, _common(self.branches), -1)
+            self.branches.append(State(ctx, config, int(ctx.params.get("repetition", 0))))
+        self.root = State(None, common_config(self.branches), -1)
         self.roots = [u for u in plan.units if u.root]
         self.names: dict[tuple[str, int], list[str]] = {}  # parameters filled by name
         self.own = [u for u in plan.units if not u.root]
@@ -158,7 +125,7 @@ class _Group:
             self._create_instances(self.root, self.roots, iteration, live)
             for state in live:
                 self._create_instances(state, self.own, iteration, [state])
-        except _Failure as failure:
+        except Failure as failure:
             self._fail_all(live, failure, iteration)
             return
         live = [s for s in live if s.error is None]
@@ -176,7 +143,7 @@ class _Group:
             self._end(state, "finished")
 
     def _create_instances(
-        self, state: _State, units: list[Unit], iteration: int, branches: list[_State]
+        self, state: State, units: list[Unit], iteration: int, branches: list[State]
     ) -> None:
         for unit in units:
             if unit.kind != "instance":
@@ -185,9 +152,9 @@ class _Group:
                 state.instances[unit.name] = self._call(unit, state, iteration, branches)
                 state.outputs[unit.name] = state.instances[unit.name]
             except Exception as exc:
-                raise _Failure(_error_text(unit.name, iteration), exc) from None
+                raise Failure(error_text(unit.name, iteration), exc) from None
 
-    def _iterate_root(self, iteration: int, last: bool, live: list[_State]) -> str | None:
+    def _iterate_root(self, iteration: int, last: bool, live: list[State]) -> str | None:
         """Run the root units due now; "failed" or "exhausted" when the group must end."""
         if not self.roots:
             return None
@@ -195,14 +162,14 @@ class _Group:
         state.ran.clear()
         try:
             self._run_units(state, self.roots, iteration, last, live)
-        except _Exhausted:
+        except Exhausted:
             return "exhausted"
-        except _Failure as failure:
+        except Failure as failure:
             self._fail_all(live, failure, iteration)
             return "failed"
         return None
 
-    def _iterate_branches(self, live: list[_State], iteration: int, last: bool) -> list[_State]:
+    def _iterate_branches(self, live: list[State], iteration: int, last: bool) -> list[State]:
         """Run one iteration of each live experiment; the ones that ended. With the
         ``"threads"`` target they run at once, and what they send is passed on from this
         thread (an executor hands events over from the thread it runs the group in)."""
@@ -224,7 +191,7 @@ class _Group:
             self.send = send
         return [s for s, f in zip(live, futures, strict=True) if f.result()]
 
-    def _iterate_branch(self, state: _State, iteration: int, last: bool) -> bool:
+    def _iterate_branch(self, state: State, iteration: int, last: bool) -> bool:
         """Run one experiment's iteration; True when it ended (its end is sent)."""
         ctx = state.ctx
         assert ctx is not None
@@ -239,7 +206,7 @@ class _Group:
                 exhausted = False
                 try:
                     self._run_units(state, self.own, iteration, last, [state])
-                except _Exhausted:
+                except Exhausted:
                     exhausted = True
                     self._run_units(state, self.own, iteration, True, [state], only_last=True)
                 self._report(state, iteration)
@@ -247,7 +214,7 @@ class _Group:
                     self._end(state, "finished")
                     return True
                 return False
-            except _Failure as failure:
+            except Failure as failure:
                 state.error, state.exc = failure.text, failure.exc
                 if self.plan.finalize:
                     self._finalize(state, iteration)
@@ -260,25 +227,25 @@ class _Group:
         finally:
             deactivate(token)
 
-    def _finalize(self, state: _State, iteration: int) -> None:
+    def _finalize(self, state: State, iteration: int) -> None:
         """After a failure, run the experiment's ``"last"`` units not run yet this iteration;
         their own errors are added to the experiment's."""
         try:
             self._run_units(state, self.own, iteration, True, [state], only_last=True)
-        except _Failure as failure:
+        except Failure as failure:
             state.error = f"{state.error}\n\nthen, finalizing:\n{failure.text}"
-        except _Exhausted:
+        except Exhausted:
             pass
         with contextlib.suppress(TrialStopped):
             self._report(state, iteration)
 
     def _run_units(
         self,
-        state: _State,
+        state: State,
         units: list[Unit],
         iteration: int,
         last: bool,
-        branches: list[_State],
+        branches: list[State],
         *,
         only_last: bool = False,
     ) -> None:
@@ -294,11 +261,11 @@ class _Group:
             started = time.perf_counter()
             try:
                 output = self._step(unit, state, iteration, branches)
-            except _Exhausted:
+            except Exhausted:
                 exhausted = True
                 break
             except Exception as exc:
-                raise _Failure(_error_text(unit.name, iteration), exc) from None
+                raise Failure(error_text(unit.name, iteration), exc) from None
             finally:
                 if self.plan.profile:
                     spent = state.profile.setdefault(unit.name, [0.0, 0])
@@ -307,9 +274,9 @@ class _Group:
             state.outputs[unit.name] = output
             self._save(unit, state, output, iteration)
         if exhausted:
-            raise _Exhausted
+            raise Exhausted
 
-    def _step(self, unit: Unit, state: _State, iteration: int, branches: list[_State]) -> Any:
+    def _step(self, unit: Unit, state: State, iteration: int, branches: list[State]) -> Any:
         """One run of a unit: a call, or the next value of its generator."""
         if unit.kind == "generator":
             generator = state.generators.get(unit.name)
@@ -324,16 +291,16 @@ class _Group:
             try:
                 return next(generator)
             except StopIteration:
-                raise _Exhausted from None
+                raise Exhausted from None
         return self._call(unit, state, iteration, branches)
 
-    def _call(self, unit: Unit, state: _State, iteration: int, branches: list[_State]) -> Any:
+    def _call(self, unit: Unit, state: State, iteration: int, branches: list[State]) -> Any:
         function = unit.function
         if unit.kind == "method":
             owner, _, method = str(function).partition(".")
             instance = state.instances.get(owner, self.root.instances.get(owner))
             function = getattr(instance, method)
-        lookup = _Lookup(self, state, iteration, branches)
+        lookup = Lookup(self.root, state, iteration, branches)
         args = [lookup.resolve(a) for a in unit.args]
         kwargs = {k: lookup.resolve(v) for k, v in unit.kwargs.items()}
         key = (unit.name, id(state) if unit.kind == "method" else 0)
@@ -346,7 +313,7 @@ class _Group:
                 kwargs[name] = value
         return function(*args, **kwargs)
 
-    def _save(self, unit: Unit, state: _State, output: Any, iteration: int) -> None:
+    def _save(self, unit: Unit, state: State, output: Any, iteration: int) -> None:
         if not unit.save_to:
             return
         values: list[Any]
@@ -354,28 +321,28 @@ class _Group:
             values = [output]
         else:
             if not isinstance(output, (tuple, list)) or len(output) != len(unit.save_to):
-                raise _Failure(
+                raise Failure(
                     f"unit {unit.name!r} (iteration {iteration}): save_to names "
                     f"{len(unit.save_to)} variables {list(unit.save_to)} but it returned "
-                    f"{_short(output)}"
+                    f"{short(output)}"
                 )
             values = list(output)
         for name, value in zip(unit.save_to, values, strict=True):
-            stored = _storable(value, name, unit.name, iteration)
+            stored = storable(value, name, unit.name, iteration)
             targets = self.branches if state is self.root else [state]
             for target in targets:
                 target.saved[name] = stored
                 target.last_values[name] = stored
                 target.outputs[name] = value
 
-    def _report(self, state: _State, iteration: int) -> None:
+    def _report(self, state: State, iteration: int) -> None:
         self._write_profile(state, iteration)
         if state.saved:
             assert state.ctx is not None
             saved, state.saved = state.saved, {}
             state.ctx.report(None, iteration, saved)
 
-    def _write_profile(self, state: _State, iteration: int) -> None:
+    def _write_profile(self, state: State, iteration: int) -> None:
         ctx = state.ctx
         if not self.plan.profile or ctx is None or ctx.trial_dir is None:
             return
@@ -406,7 +373,7 @@ class _Group:
 
     # ---- ending --------------------------------------------------------------------------
 
-    def _end(self, state: _State, how: str) -> None:
+    def _end(self, state: State, how: str) -> None:
         ctx = state.ctx
         assert ctx is not None
         now = time.time()
@@ -418,7 +385,7 @@ class _Group:
         else:
             self.send(("finished", ctx.number, now, dict(state.last_values)))
 
-    def _fail_all(self, live: list[_State], failure: _Failure, iteration: int) -> None:
+    def _fail_all(self, live: list[State], failure: Failure, iteration: int) -> None:
         for state in live:
             state.error = f"a root unit failed:\n{failure.text}"
             state.exc = failure.exc
@@ -429,101 +396,6 @@ class _Group:
                 finally:
                     deactivate(token)
             self._end(state, "failed")
-
-
-class _Lookup:
-    """What a unit's arguments can name: outputs, saved variables, the experiment's state,
-    the config; root units see only the config values their branches share."""
-
-    def __init__(self, group: _Group, state: _State, iteration: int, branches: list[_State]):
-        self.group = group
-        self.state = state
-        self.iteration = iteration
-        self.branches = branches
-
-    def get(self, name: str) -> tuple[bool, Any]:
-        state, root = self.state, self.group.root
-        for outputs in (state.outputs, root.outputs):
-            if name in outputs:
-                return True, outputs[name]
-        if name in SPECIAL_NAMES:
-            return True, self._special(name)
-        if name in state.config:
-            return True, state.config[name]
-        return False, None
-
-    def _special(self, name: str) -> Any:
-        state = self.state
-        ctx = state.ctx if state.ctx is not None else self.branches[0].ctx
-        if name == "config":
-            return dict(state.config)
-        if name == "iteration":
-            return self.iteration
-        if name == "repetition":
-            return state.repetition if state.ctx is not None else self.branches[0].repetition
-        if name == "seed":
-            return ctx.seed if ctx is not None else None
-        return ctx.devices if ctx is not None else ()
-
-    def resolve(self, value: Any) -> Any:
-        if isinstance(value, O):
-            found, output = self.get(value.name)
-            if not found:
-                raise KeyError(f"O({value.name!r}): no unit has produced it yet")
-            return output
-        if isinstance(value, C):
-            if value.key not in self.state.config:
-                if self.state is self.group.root:
-                    raise KeyError(
-                        f"C({value.key!r}): a root unit reads only config values its branches "
-                        f"share, and {value.key!r} differs between them"
-                    )
-                raise KeyError(f"C({value.key!r}): not in the config {sorted(self.state.config)}")
-            return self.state.config[value.key]
-        return value
-
-
-def _common(branches: list[_State]) -> dict[str, Any]:
-    """The config values every branch has alike: what root units may read."""
-    if not branches:
-        return {}
-    first = branches[0].config
-    return {
-        k: v
-        for k, v in first.items()
-        if all(k in b.config and _same(b.config[k], v) for b in branches[1:])
-    }
-
-
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return bool(a is b or a == b)
-    except Exception:  # e.g. numpy arrays
-        return a is b
-
-
-def _storable(value: Any, name: str, unit: str, iteration: int) -> Any:
-    """``value`` as the store keeps it (numbers, strings, lists, dicts; numpy converted)."""
-    try:
-        return json.loads(json.dumps(value, default=json_default, allow_nan=True))
-    except (TypeError, ValueError):
-        raise _Failure(
-            f"unit {unit!r} (iteration {iteration}): save_to variable {name!r} holds "
-            f"{_short(value)}, which cannot be stored; save numbers, strings, lists or dicts "
-            f"(objects stay readable by other units as O({unit!r}))"
-        ) from None
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text[:80] + '...' if len(text) > 80 else text}"
-
-
-def _error_text(unit: str, iteration: int) -> str:
-    text = traceback.format_exc().rstrip()
-    if len(text) > MAX_ERROR_CHARS:
-        text = "..." + text[-MAX_ERROR_CHARS:]
-    return f"unit {unit!r} failed at iteration {iteration}:\n{text}"
 
 
 def run_group(plan: Plan, contexts: list[TrialContext], send: Send) -> None:
