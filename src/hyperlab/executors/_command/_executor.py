@@ -20,64 +20,42 @@ variables), and so does an NNI trial script: a small ``nni`` package comes first
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import select
 import shutil
 import signal
-import subprocess
-import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hyperlab._interrupts import critical
 from hyperlab.errors import ConfigError, HyperlabError
+from hyperlab.executors._command._channel import read_channel, skip_stored
+from hyperlab.executors._command._launch import (
+    STDERR_FILE,
+    STDOUT_FILE,
+    launch,
+    make_python_path,
+    trial_folder,
+)
 from hyperlab.executors._command._orphans import (
-    EXIT_FILE,
     GROUP_FILE,
     Group,
     find_group,
     leader_state,
     read_exit_status,
     record_group,
-    stop_leftover_group,
-    with_exit_status,
 )
-from hyperlab.executors._command._run import CommandRun, Ending, signal_marked, tail
-from hyperlab.executors._logs import CappedLog, open_for_trial
+from hyperlab.executors._command._outcome import outcome
+from hyperlab.executors._command._run import CommandRun, Ending, signal_marked
+from hyperlab.executors._command._trial import CommandTrial
+from hyperlab.executors._logs import CappedLog
 from hyperlab.executors._output import LogTail, check_logs, echo_tails, finish_logs
-from hyperlab.executors._reaper import add_mark, new_mark
-from hyperlab.executors.base import (
-    Executor,
-    Failed,
-    Finished,
-    Reported,
-    Requested,
-    Started,
-    Stopped,
-    TrialEnd,
-    TrialSpec,
-)
-from hyperlab.reporting.channel import (
-    PARAMS_FILE,
-    json_default,
-    open_channel,
-    parse_line,
-    parse_request,
-    trial_variables,
-    write_answer,
-)
-from hyperlab.reporting.checkpoints import CHECKPOINTS_DIR
+from hyperlab.executors.base import Executor, Failed, Started, TrialSpec
+from hyperlab.reporting.channel import write_answer
 
+# CommandTrial stays importable from here: objectives pickled into stores before name this module
 __all__ = ["CommandExecutor", "CommandTrial"]
 
-STDOUT_FILE = "stdout.log"
-STDERR_FILE = "stderr.log"
-ATTEMPT_FILE = "attempt"
-STDERR_TAIL_LINES = 20
 TICK = 0.02
 """Longest pause between reads of the channels while ``poll`` waits (exits wake it at once)."""
 FIRST_TICK = 0.0005
@@ -85,47 +63,6 @@ FIRST_TICK = 0.0005
 trial waiting for an answer (a round-trip report) writes again at once, so it is read soon."""
 KILL_WAIT = 10.0
 """Seconds to wait for a SIGKILLed trial's processes to go before it is ended regardless."""
-
-
-@dataclass(frozen=True, slots=True)
-class CommandTrial:
-    """What a ``command`` trial runs: a shell command, where, and with which extra variables.
-
-    Args:
-        command: Run with ``/bin/sh -c`` once per trial, e.g. ``"python train.py --epochs 10"``.
-        code_dir: The command's working directory (made absolute); None for the current one.
-        env: Extra environment variables for the command (hyperlab's own take precedence).
-
-    Raises:
-        ConfigError: ``command`` is empty, or ``env`` is not a mapping of strings to strings.
-
-    Example:
-        >>> trial = CommandTrial("python train.py", code_dir="~/project")
-        >>> hyperlab.run(trial, space, executor="command", concurrency=4, max_trials=50)
-    """
-
-    command: str
-    code_dir: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.command, str) or not self.command.strip():
-            raise ConfigError(
-                f"trial.command: expected a non-empty shell command, got {self.command!r}"
-            )
-        if self.code_dir is not None:
-            if not isinstance(self.code_dir, (str, os.PathLike)):
-                raise ConfigError(f"trial.code_dir: expected a folder path, got {self.code_dir!r}")
-            folder = os.path.abspath(os.path.expanduser(os.fspath(self.code_dir)))
-            object.__setattr__(self, "code_dir", folder)
-        env = self.env if self.env is not None else {}
-        if not hasattr(env, "items") or not all(
-            isinstance(k, str) and k and "=" not in k and isinstance(v, str) for k, v in env.items()
-        ):
-            raise ConfigError(
-                f"trial.env: expected a mapping of variable names to strings, got {env!r}"
-            )
-        object.__setattr__(self, "env", dict(env))
 
 
 class CommandExecutor(Executor):
@@ -217,67 +154,31 @@ class CommandExecutor(Executor):
         self._runs[spec.number] = run
 
     def _start(self, spec: TrialSpec) -> CommandRun:
-        if spec.trial_dir is None:
-            folder = Path(tempfile.mkdtemp(prefix=f"hyperlab-trial-{spec.number}-"))
-        else:
-            folder = Path(os.path.abspath(spec.trial_dir))
-            folder.mkdir(parents=True, exist_ok=True)
-            stop_leftover_group(folder, self.stop_grace)  # a dead driver's attempt, if any
-        document = {
-            "parameter_id": spec.number,
-            "parameter_source": "algorithm",
-            "parameters": spec.params,
-            "parameter_index": 0,
-        }
-        (folder / PARAMS_FILE).write_text(json.dumps(document, default=json_default))
-        open_channel(folder)  # a retried or resumed trial starts with an empty channel
-        (folder / EXIT_FILE).unlink(missing_ok=True)  # the previous attempt's
-        mark = new_mark()
-        env = add_mark(self._environment(spec, folder), mark)
-        resumed = self._resumes(spec, folder)  # a resumed paused trial keeps its earlier output
-        outputs: list[int] = []  # the trial's stdout and stderr, appended to (see _logs)
-        logs: list[CappedLog] = []
-        echoes: list[LogTail] = []
-        try:
-            for name in (STDOUT_FILE, STDERR_FILE):
-                outputs.append((_open_to_append if resumed else open_for_trial)(folder / name))
-                if self.max_log_bytes is not None:
-                    logs.append(CappedLog(folder / name, self.max_log_bytes))
-            if self.echo_output:
-                echoes = echo_tails([folder / STDOUT_FILE, folder / STDERR_FILE], spec.number)
-            process = subprocess.Popen(
-                with_exit_status(self.objective.command, folder, spec.attempt),
-                shell=True,
-                cwd=self.objective.code_dir,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=outputs[0],
-                stderr=outputs[1],
-                start_new_session=True,
-            )
-        except BaseException:
-            finish_logs([], echoes)
-            for log in logs:
-                log.close()
-            raise
-        finally:
-            for fd in outputs:
-                os.close(fd)
-        if echoes:
-            self._echoes[spec.number] = echoes
-        record_group(folder, process.pid, attempt=spec.attempt, mark=mark)
+        folder = trial_folder(spec, self.stop_grace)
+        launched = launch(
+            spec,
+            folder,
+            self.objective,
+            python_path=self._python_path(),
+            max_log_bytes=self.max_log_bytes,
+            echo_output=self.echo_output,
+        )
+        if launched.echoes:
+            self._echoes[spec.number] = launched.echoes
+        record_group(folder, launched.process.pid, attempt=spec.attempt, mark=launched.mark)
         self._pending.append(Started(spec.number, time.time()))
         try:
-            return CommandRun(spec, folder, process, logs, mark=mark)
+            return CommandRun(spec, folder, launched.process, launched.logs, mark=launched.mark)
         except OSError:
-            finish_logs([], self._echoes.pop(spec.number, ()))
-            for log in logs:
-                log.close()
-            with contextlib.suppress(OSError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            signal_marked(mark, signal.SIGKILL)
+            self._echoes.pop(spec.number, None)
+            launched.abandon()
             raise
+
+    def _python_path(self) -> str:
+        """The ``PYTHONPATH`` entry of the trials' ``nni`` shim and ``hyperlab``, made once."""
+        if self._pythonpath is None:
+            self._pythonpath, self._links = make_python_path()
+        return self._pythonpath
 
     # ---- adopting ---------------------------------------------------------------------------
 
@@ -303,7 +204,7 @@ class CommandExecutor(Executor):
             run = self._attach(spec, folder, group)
         except OSError:
             run = None
-        if run is not None and not self._skip_stored(run, reports):
+        if run is not None and not skip_stored(run, reports):
             run.close()
             run = None
         if run is None:
@@ -352,91 +253,6 @@ class CommandExecutor(Executor):
             run.reap()  # the shell is gone, its status recorded (its pidfd may be another's)
         return run
 
-    @staticmethod
-    def _skip_stored(run: CommandRun, reports: int) -> bool:
-        """Read past the first ``reports`` reports of the channel (the store has them).
-
-        Their metrics still count (the last one, a final result among them). False when the
-        channel holds fewer: it is not the channel those reports came from.
-        """
-        if reports <= 0:
-            return True
-        data = run.reader.read() or b""
-        offset = 0
-        while run.reports < reports:
-            end = data.find(b"\n", offset)
-            if end < 0:
-                return False
-            message = parse_line(data[offset:end])
-            offset = end + 1
-            if message is None:
-                continue
-            tag, _, _, metrics = message
-            if tag == "final":
-                run.final = metrics
-            else:
-                run.last = metrics
-                run.reports += 1
-        run.reader.seek(offset)
-        return True
-
-    def _environment(self, spec: TrialSpec, folder: Path) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update(self.objective.env)
-        (folder / CHECKPOINTS_DIR).mkdir(exist_ok=True)  # hyperlab.checkpoint()'s, or any program's
-        env.pop("HYPERLAB_RESTORE_DIR", None)
-        env.update(
-            trial_variables(
-                number=spec.number,
-                trial_id=spec.trial_id,
-                folder=folder,
-                seed=spec.seed,
-                attempt=spec.attempt,
-                devices=spec.devices,
-                checkpoint_keep=spec.checkpoint_keep,
-                restore_from=spec.restore_from,
-                round_trip=spec.round_trip,
-            )
-        )
-        if spec.devices:
-            env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, spec.devices))
-        paths = [self._python_path(), env.get("PYTHONPATH", "")]
-        env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-        return env
-
-    @staticmethod
-    def _resumes(spec: TrialSpec, folder: Path) -> bool:
-        """Whether this run resumes the attempt that ran last in ``folder`` (a paused trial
-        resumed, same attempt), whose logs it then appends to; records this run's attempt.
-
-        A re-run after a crash (``attempt + 1``) and a first run start with empty logs.
-        """
-        path = folder / ATTEMPT_FILE
-        try:
-            before = path.read_text().strip()
-        except OSError:
-            before = ""
-        path.write_text(f"{spec.attempt}\n")
-        return before == str(spec.attempt)
-
-    def _python_path(self) -> str:
-        """A ``PYTHONPATH`` entry holding exactly ``nni`` (the shim) and ``hyperlab``.
-
-        A folder of two symlinks, so that a trial run by another interpreter does not see the
-        driver's site-packages; without symlinks, the shim's folder and hyperlab's parent.
-        """
-        if self._pythonpath is None:
-            package = Path(__file__).resolve().parents[2]
-            shim = package / "compat" / "nni"
-            try:
-                links = tempfile.mkdtemp(prefix="hyperlab-pythonpath-")
-                os.symlink(package, os.path.join(links, "hyperlab"), target_is_directory=True)
-                os.symlink(shim, os.path.join(links, "nni"), target_is_directory=True)
-                self._links = self._pythonpath = links
-            except OSError:
-                self._pythonpath = os.pathsep.join([str(shim.parent), str(package.parent)])
-        return self._pythonpath
-
     # ---- watching --------------------------------------------------------------------------
 
     def poll(self, timeout: float) -> None:
@@ -444,7 +260,7 @@ class CommandExecutor(Executor):
         while True:
             delivered = self._deliver_pending()
             for run in list(self._runs.values()):
-                delivered += self._read_channel(run)
+                delivered += read_channel(run, self.listener)
                 if self._check_end(run):
                     delivered += 1
             if delivered:
@@ -468,36 +284,6 @@ class CommandExecutor(Executor):
             self.listener(event)
         return len(pending)
 
-    def _read_channel(self, run: CommandRun) -> int:
-        """Deliver the complete lines the trial appended since the last read."""
-        with critical():  # what is read off the file is kept, whatever Ctrl-C cuts
-            chunks = [run.buffer]
-            while chunk := run.reader.read(65536):
-                chunks.append(chunk)
-            lines = b"".join(chunks).split(b"\n")
-            run.buffer = lines.pop()  # an incomplete last line waits for the rest
-        delivered = 0
-        for line in lines:
-            message = parse_line(line)
-            if message is None:
-                request = parse_request(line)
-                if request is not None:
-                    if request[2] == "verdict":
-                        run.verdicts.add(request[1])
-                    self.listener(Requested(run.spec.number, *request))
-                    delivered += 1
-                continue
-            tag, when, step, metrics = message
-            if tag == "final":
-                run.final = metrics
-            else:
-                run.last = metrics
-                step = run.reports if step is None else step
-                run.reports += 1
-                self.listener(Reported(run.spec.number, when, step, metrics))
-                delivered += 1
-        return delivered
-
     def _check_end(self, run: CommandRun) -> bool:
         """End the trial if it is over; True if it was.
 
@@ -518,52 +304,15 @@ class CommandExecutor(Executor):
         if run.ending is not None and not stuck and run.group_alive():
             return False
         signal_marked(run.mark, signal.SIGKILL)
-        self._read_channel(run)
+        read_channel(run, self.listener)
         # within the cap now, before the error quotes stderr's end
         finish_logs(run.logs, self._echoes.pop(run.spec.number, ()))
         run.close()
         if not stuck:  # its end is seen and its group gone: nothing to adopt or stop later
             (run.folder / GROUP_FILE).unlink(missing_ok=True)
         del self._runs[run.spec.number]
-        self.listener(self._outcome(run))
+        self.listener(outcome(run, self.trial_timeout))
         return True
-
-    def _outcome(self, run: CommandRun) -> TrialEnd:
-        number, now, code = run.spec.number, time.time(), run.code
-        if run.final is not None and (code == 0 or (code is None and run.adopted)):
-            return Finished(number, now, run.final)
-        if run.ending is Ending.STOP:
-            return Stopped(number, now, run.final or run.last)
-        if run.ending is Ending.TIMEOUT:
-            return Failed(number, now, f"trial exceeded trial_timeout={self.trial_timeout:g}s")
-        if not run.reaped:  # abandoned: only after SIGKILL, which follows ``ending``
-            return Failed(number, now, "the command could not be killed")
-        if code is None:  # adopted, and its shell ended without saying how
-            status = (
-                "ended without recording its exit status (it was killed, or replaced its "
-                "shell with exec) after a resumed driver adopted it"
-            )
-            end = tail(run.folder / STDERR_FILE, STDERR_TAIL_LINES)
-            if end:
-                return Failed(number, now, f"the command {status}; the end of its stderr:\n{end}")
-            return Failed(number, now, f"the command {status}")
-        if code == 0:
-            if run.last is not None:
-                return Finished(number, now, run.last)
-            return Failed(number, now, "the command exited 0 without reporting a result")
-        if code < 0:
-            try:
-                status = f"was killed by signal {signal.Signals(-code).name}"
-            except ValueError:
-                status = f"was killed by signal {-code}"
-        else:
-            status = f"exited with code {code}"
-            if code == 127:
-                status += " (command not found?)"
-        end = tail(run.folder / STDERR_FILE, STDERR_TAIL_LINES)
-        if end:
-            return Failed(number, now, f"the command {status}; the end of its stderr:\n{end}")
-        return Failed(number, now, f"the command {status} and wrote nothing to stderr")
 
     def _enforce_limits(self) -> None:
         now = time.monotonic()
@@ -640,11 +389,6 @@ class CommandExecutor(Executor):
         if self._links is not None:
             shutil.rmtree(self._links, ignore_errors=True)
             self._links = self._pythonpath = None
-
-
-def _open_to_append(path: Path) -> int:
-    """``path`` opened for a resumed trial to append to, its earlier output kept."""
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666)
 
 
 def _signalled(run: CommandRun) -> bool:
