@@ -31,18 +31,7 @@ from hyperlab.compat.ray.tune import schedulers, search, stopper, track
 from hyperlab.compat.ray.tune._analysis import ExperimentAnalysis, run
 from hyperlab.compat.ray.tune._checkpoint import Checkpoint
 from hyperlab.compat.ray.tune._config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
-from hyperlab.compat.ray.tune._results import Result, ResultGrid, TuneError
-from hyperlab.compat.ray.tune._session import (
-    TuneContext,
-    checkpoint_dir,
-    get_checkpoint,
-    get_context,
-    get_trial_dir,
-    get_trial_id,
-    get_trial_name,
-    report,
-)
-from hyperlab.compat.ray.tune._space import (
+from hyperlab.compat.ray.tune._primitives import (
     choice,
     grid_search,
     lograndint,
@@ -56,6 +45,17 @@ from hyperlab.compat.ray.tune._space import (
     randn,
     sample_from,
     uniform,
+)
+from hyperlab.compat.ray.tune._results import Result, ResultGrid, TuneError
+from hyperlab.compat.ray.tune._session import (
+    TuneContext,
+    checkpoint_dir,
+    get_checkpoint,
+    get_context,
+    get_trial_dir,
+    get_trial_id,
+    get_trial_name,
+    report,
 )
 from hyperlab.compat.ray.tune._trainable import (
     PlacementGroupFactory,

@@ -21,9 +21,10 @@ from typing import Any
 from hyperlab.compat.ray.tune._config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from hyperlab.compat.ray.tune._function import function_form
 from hyperlab.compat.ray.tune._objective import TrialObjective
+from hyperlab.compat.ray.tune._primitives import Domain
 from hyperlab.compat.ray.tune._schedulers import FIFOScheduler, SchedulerPlan, TrialScheduler
 from hyperlab.compat.ray.tune._searchers import BasicVariantGenerator, Searcher, SearchPlan
-from hyperlab.compat.ray.tune._space import Domain, Template, translate
+from hyperlab.compat.ray.tune._space import Template, translate
 from hyperlab.compat.ray.tune._trainable import PlacementGroupFactory, Resourced, Trainable
 from hyperlab.compat.ray.tune.stopper import stop_rule
 from hyperlab.config import MAX_TRIALS

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hyperlab.compat.ray.tune._primitives import Domain
 from hyperlab.compat.ray.tune._refuse import check_mode, refuse
-from hyperlab.compat.ray.tune._space import Domain
 
 __all__ = [
     "ASHAScheduler",

@@ -6,13 +6,13 @@ integrations are modules whose every name raises ``NotImplementedError``."""
 import sys as _sys
 from typing import NoReturn as _NoReturn
 
+from hyperlab.compat.ray.tune._primitives import grid_search
 from hyperlab.compat.ray.tune._refuse import UnsupportedModule as _UnsupportedModule
 from hyperlab.compat.ray.tune._searchers import (
     BasicVariantGenerator,
     ConcurrencyLimiter,
     Searcher,
 )
-from hyperlab.compat.ray.tune._space import grid_search
 
 __all__ = ["BasicVariantGenerator", "ConcurrencyLimiter", "Searcher", "grid_search"]
 
