@@ -21,14 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from hyperlab.errors import ConfigError, TrialError
-from hyperlab.research._devices import split_devices
 from hyperlab.research._domain import Domain
+from hyperlab.research._launch import Update, build_run, check_arguments, check_run
 from hyperlab.research._project import project_dir
-from hyperlab.research._run_options import extra_keys, resolve_run
-from hyperlab.research._runner import Plan
-from hyperlab.research._space import domain_space, value_table
-from hyperlab.research._tuner import DomainTuner
-from hyperlab.research._units import Unit, When, check_units, parse_save_to, unit_name
+from hyperlab.research._run_options import resolve_run
+from hyperlab.research._units import Unit, When, parse_save_to, unit_name
 
 __all__ = ["Research"]
 
@@ -94,7 +91,7 @@ class Research:
         self.working_dir = working_dir
         self.project_dir = project_dir()
         self.units: list[Unit] = []
-        self._update: tuple[Callable[..., Any], When, dict[str, Any]] | None = None
+        self._update: Update | None = None
         self._experiment: Any = None
 
     # ---- describing the experiment --------------------------------------------------------
@@ -295,17 +292,7 @@ class Research:
         from hyperlab.experiment import Experiment
 
         self._check_not_started()
-        if isinstance(n_iters, str):
-            raise ConfigError(
-                f"n_iters: expected an integer >= 1 or None, got {n_iters!r}; BatchFlow's "
-                "run(name, ...) takes the name first: give it as run(name=...)"
-            )
-        if n_iters is not None and (
-            isinstance(n_iters, bool) or not isinstance(n_iters, int) or n_iters < 1
-        ):
-            raise ConfigError(f"n_iters: expected an integer >= 1 or None, got {n_iters!r}")
-        if name is not None and (not isinstance(name, str) or not name):
-            raise ConfigError(f"name: expected a non-empty string, got {name!r}")
+        check_arguments(n_iters, name)
         settings = resolve_run(
             workers=workers,
             branches=branches,
@@ -324,103 +311,55 @@ class Research:
             create_id_prefix=create_id_prefix,
             echo_output=echo_output,
         )
-        n_workers, n_branches = settings.workers, settings.branches
-        memory_check = _memory_check(memory_ratio, n_gpu_checks, gpu_check_delay)
-        if self.domain.is_empty:
-            raise ConfigError(
-                "domain: the research's domain is empty; give options, e.g. Domain(lr=[0.1, 0.01])"
-            )
-        if self.domain.size is None and self.n_configs is None and self._update is None:
-            raise ConfigError(
-                "n_configs: the domain samples its values (it never runs out), so say how many "
-                "configs to take: Research(..., n_configs=N)"
-            )
-        keys = list(self.domain.keys())
-        for configs, field in (
-            (settings.worker_configs, "workers"),
-            (settings.branch_configs, "branches"),
-        ):
-            clash = sorted({k for c in configs for k in c} & set(keys))
-            if clash:
-                raise ConfigError(
-                    f"{field}: key {clash[0]!r} is a key of the domain too, so the domain's value "
-                    "would be silently overridden; rename it, or put it in the domain only"
-                )
-        check_units(
-            self.units, keys + sorted(extra_keys(settings.worker_configs, settings.branch_configs))
+        checked = check_run(
+            self.domain,
+            self.units,
+            settings,
+            n_configs=self.n_configs,
+            metric=self.metric,
+            updates=self._update is not None,
+            n_iters=n_iters,
+            devices=devices,
+            memory_ratio=memory_ratio,
+            n_gpu_checks=n_gpu_checks,
+            gpu_check_delay=gpu_check_delay,
         )
-        if self.metric is not None:
-            saved = {v for u in self.units for v in u.save_to}
-            if self.metric not in saved:
-                raise ConfigError(
-                    f"metric: {self.metric!r} is not saved by any unit (save_to); saved "
-                    f"variables: {sorted(saved) or 'none'}"
-                )
-        if n_iters is None and all(u.kind != "generator" for u in self.units):
-            n_iters = 1
-        split = split_devices(devices, n_workers, n_branches)
         if name is not None:
             self.name = name
-        plan = Plan(
-            tuple(self.units),
-            n_iters,
-            value_table(self.domain),
-            finalize=finalize,
-            profile=profile,
-            workers=n_workers,
-            branches=n_branches,
-            devices=split,
-            executor=settings.executor,
-            memory_check=memory_check,
-            echo=settings.echo,
-            worker_configs=settings.worker_configs,
-            branch_configs=settings.branch_configs,
-            target=settings.target,
-        )
-        space = domain_space(self.domain, self.n_reps)
-        tuner = DomainTuner(
-            space,
-            domain=self.domain,
+        launch = build_run(
+            self.domain,
+            self.units,
+            settings,
+            checked,
             n_configs=self.n_configs,
             n_reps=self.n_reps,
             repeat_each=self.repeat_each,
             update=self._update,
-            check=_check_update(plan, self.n_configs),
             mode=self.mode,
             seed=seed,
+            finalize=finalize,
+            profile=profile,
+            project_dir=self.project_dir,
         )
-        options = {
-            "n_iters": n_iters,
-            "n_configs": self.n_configs,
-            "n_reps": self.n_reps,
-            "repeat_each": self.repeat_each,
-            "workers": n_workers,
-            "branches": n_branches,
-            "units": [u.name for u in self.units],
-            "variables": [v for u in self.units for v in u.save_to],
-            "config_keys": keys,
-            "profile": profile,
-            "domain": self.domain.describe(),
-            "project_dir": self.project_dir,
-        }
-        objective: Any = plan  # what the research executor runs (not a function)
+        objective: Any = launch.plan  # what the research executor runs (not a function)
+        # inprocess: one group at a time, whatever the number of workers taking turns
+        groups = 1 if settings.executor == "inprocess" else settings.workers
         self._experiment = Experiment(
             objective,
-            space,
+            launch.space,
             metric=self.metric,
             mode=self.mode,
-            tuner=tuner,
+            tuner=launch.tuner,
             executor="research",
-            # inprocess: one group at a time, whatever the number of workers taking turns
-            concurrency=n_branches * (1 if settings.executor == "inprocess" else n_workers),
+            concurrency=settings.branches * groups,
             continue_on_failure=not debug,
             fail_fast=False,
             storage=":memory:" if settings.in_memory else self.storage,
-            seed=tuner.seed,
+            seed=launch.tuner.seed,
             name=self.name,
             working_dir=self.working_dir,
             progress=settings.progress,
-            research=options,
+            research=launch.options,
         )
         if detach:
             self._experiment.start(wait_on_exit=True, port=port)
@@ -531,40 +470,3 @@ class Research:
     def __repr__(self) -> str:
         units = ", ".join(u.name for u in self.units)
         return f"Research({self.name!r}, domain={self.domain.describe()}, units=[{units}])"
-
-
-def _memory_check(ratio: float | None, checks: int, delay: float) -> Any:
-    if ratio is None:
-        return None
-    from hyperlab.executors.devices import MemoryCheck
-
-    return MemoryCheck(memory_ratio=ratio, n_gpu_checks=checks, gpu_check_delay=delay)
-
-
-def _check_update(plan: Plan, n_configs: int | None) -> Callable[[Any], None]:
-    """What a domain returned by ``update_domain`` must satisfy."""
-
-    def check(domain: Any) -> None:
-        if not isinstance(domain, Domain) or domain.is_empty:
-            raise ConfigError(
-                f"update_domain: the function must return a non-empty Domain or None, "
-                f"got {domain!r}"
-            )
-        if n_configs is None and domain.size is None:
-            raise ConfigError(
-                f"update_domain: the function returned a sampled domain ({domain.describe()}), "
-                "which never runs out; give the research n_configs to bound it"
-            )
-        table = value_table(domain)
-        for key, values in table.items():
-            known = plan.values.get(key, {})
-            for alias, value in values.items():
-                if alias not in known or known[alias] is not value:
-                    raise ConfigError(
-                        f"update_domain: option {key!r} has value {value!r} (alias {alias}) that "
-                        "was not in the first domain; the workers know only the first domain's "
-                        "non-plain values (classes, functions, objects): put every such value "
-                        "in the first domain"
-                    )
-
-    return check
