@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from hyperlab._terminal import printable
@@ -21,15 +19,8 @@ from hyperlab.cli._common import (
     read_result,
 )
 from hyperlab.errors import ConfigError, StoreError, TrialError
-from hyperlab.store.tokens import open_private_log
 
 STOP_WAIT = 60.0  # seconds `hyperlab stop` waits for the driver to confirm
-
-
-DETACH_WAIT = 20.0  # seconds `run --detach` waits for the background driver to start
-
-
-LOG_TAIL = 20  # lines of driver.log shown when a detached driver could not start
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -68,8 +59,7 @@ def check_server(port: int | None, host: str) -> None:
 def _detach(experiment: Any, args: argparse.Namespace) -> int:
     """Run the experiment with ``hyperlab resume`` in a background process, on the store this
     process uses; return once that driver holds the experiment, or say why it could not."""
-    from hyperlab.experiment import detached_command
-    from hyperlab.trial import ExperimentStatus
+    from hyperlab.experiment import DriverNotStarted, start_detached
 
     store = experiment.store
     if store.in_memory:
@@ -78,64 +68,31 @@ def _detach(experiment: Any, args: argparse.Namespace) -> int:
             "cannot see the experiment; give a file or a postgresql:// URL"
         )
     experiment_id = experiment.save()
-    folder = experiment.folder
-    folder.mkdir(parents=True, exist_ok=True)
-    log_path = folder / "driver.log"
-    command, env = detached_command(store, experiment_id)
-    if args.port is not None:
-        command += ["--port", str(args.port), "--host", args.host]
-    with open_private_log(log_path) as log:  # the driver keeps the link out of it anyway
-        driver = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            env=env,
-            start_new_session=True,
-        )
-    deadline = time.monotonic() + DETACH_WAIT
-    while True:
-        exit_code = driver.poll()
-        record = store.get_experiment(experiment_id)
-        if record.status.is_finished():  # it ran already (a short experiment)
-            print(experiment_id)
-            return _ended(read_result(store, experiment_id))
-        if record.driver_alive() and record.status is not ExperimentStatus.INITIALIZED:
-            print(experiment_id)
-            print(f"running in the background (pid {driver.pid}); log: {log_path}", file=sys.stderr)
-            if record.server_url is not None:
-                print(f"dashboard and REST API: {dashboard_link(record, folder)}", file=sys.stderr)
-            return 0
-        if exit_code is not None:
-            hyperlab = hyperlab_command(store)
-            print(
-                f"hyperlab: error: the background driver of experiment {experiment_id} exited "
-                f"with code {exit_code} before it started. {_log_tail(log_path)}\n"
+    options = [] if args.port is None else ["--port", str(args.port), "--host", args.host]
+    try:
+        driver = start_detached(store, experiment_id, options)
+    except DriverNotStarted as exc:
+        hyperlab = hyperlab_command(store)
+        if exc.exit_code is None:
+            then = f"It may still start it (see `{hyperlab} ls`)."
+        else:
+            then = (
                 f"The experiment is recorded but was not run (INITIALIZED): fix the cause and "
                 f"run it with `{hyperlab} resume {experiment_id}`, or delete it with "
-                f"`{hyperlab} rm {experiment_id} --yes`",
-                file=sys.stderr,
+                f"`{hyperlab} rm {experiment_id} --yes`"
             )
-            return 1
-        if time.monotonic() >= deadline:
-            print(
-                f"hyperlab: error: the background driver of experiment {experiment_id} (pid "
-                f"{driver.pid}) has not started it within {DETACH_WAIT:.0f}s; it may still "
-                f"(see `{hyperlab_command(store)} ls`). {_log_tail(log_path)}",
-                file=sys.stderr,
-            )
-            return 1
-        time.sleep(0.1)
-
-
-def _log_tail(log_path: Path) -> str:
-    """The last lines of a driver's log, indented, for an error message."""
-    try:
-        lines = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
-    except OSError:
-        lines = []
-    tail = "".join(f"\n  {printable(line)}" for line in lines) or " (empty)"
-    return f"The end of its log {log_path}:{tail}"
+        print(f"hyperlab: error: {exc}\n{then}", file=sys.stderr)
+        return 1
+    print(experiment_id)
+    record = driver.started
+    if record.status.is_finished():  # it ran already (a short experiment)
+        return _ended(read_result(store, experiment_id))
+    pid, log_path = driver.process.pid, driver.log_path
+    print(f"running in the background (pid {pid}); log: {log_path}", file=sys.stderr)
+    if record.server_url is not None:
+        link = dashboard_link(record, experiment.folder)
+        print(f"dashboard and REST API: {link}", file=sys.stderr)
+    return 0
 
 
 def _ended(result: Any) -> int:

@@ -3,7 +3,9 @@ driver loop that owns a running experiment, its set-up, and the ``Result`` read 
 
 Helpers for the layers above (compat, cli): ``load_objective`` (a stored experiment's
 objective), ``random_seed`` (a new experiment's default seed), ``check_id`` (a chosen id), and
-``last_line`` / ``error_kind`` (how a failed trial's error is summed up); for assessor tests,
+``last_line`` / ``error_kind`` (how a failed trial's error is summed up), ``start_detached``
+(a driver in a process of its own, for ``run --detach`` and NNI's ``Experiment``) and
+``wait_for_driver`` (until a driver runs its experiment); for assessor tests,
 ``replay_to_assessor`` (history fed to a fresh assessor as a resumed driver feeds it).
 
 ```python
@@ -20,7 +22,14 @@ print(result.best_params, result.best_value)
 
 from hyperlab.experiment._api import load, resume, run
 from hyperlab.experiment._callbacks import Callback
-from hyperlab.experiment._detach import DETACHED_STORAGE_VAR, detached_command
+from hyperlab.experiment._detach import (
+    DETACHED_STORAGE_VAR,
+    DRIVER_START_WAIT,
+    DetachedDriver,
+    DriverNotStarted,
+    start_detached,
+    wait_for_driver,
+)
 from hyperlab.experiment._experiment import Experiment
 from hyperlab.experiment._failures import error_kind, last_line
 from hyperlab.experiment._ids import check_id
@@ -30,11 +39,13 @@ from hyperlab.experiment._setup import load_objective, random_seed
 
 __all__ = [
     "DETACHED_STORAGE_VAR",
+    "DRIVER_START_WAIT",
     "Callback",
+    "DetachedDriver",
+    "DriverNotStarted",
     "Experiment",
     "Result",
     "check_id",
-    "detached_command",
     "error_kind",
     "last_line",
     "load",
@@ -43,4 +54,6 @@ __all__ = [
     "replay_to_assessor",
     "resume",
     "run",
+    "start_detached",
+    "wait_for_driver",
 ]

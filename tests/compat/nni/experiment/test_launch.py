@@ -9,7 +9,7 @@ import time
 import hyperlab
 from hyperlab import ExperimentStatus
 from hyperlab import space as hs
-from hyperlab.compat.nni.experiment._launch import _wait_started
+from hyperlab.experiment import wait_for_driver
 from hyperlab.store import Store
 
 
@@ -32,6 +32,6 @@ def test_a_resumed_experiment_is_running_only_once_its_driver_says_so(tmp_path):
         store.flush()
 
     threading.Thread(target=runs).start()
-    _wait_started(store, experiment.id, lambda: True, lambda: AssertionError("ended"))
+    assert wait_for_driver(store, experiment.id, lambda: True, time.time()) is not None
     assert running_at  # it waited for RUNNING, not for the lease alone
     store.release_lease(lease, elapsed=0.0)

@@ -1,8 +1,10 @@
 """Running the driver of an experiment saved in the store (status INITIALIZED, or stopped):
 ``DriverThread`` runs ``hyperlab.resume`` in a thread of this process (``RunMode.Background``
 and ``Foreground``), ``spawn_driver`` runs ``hyperlab resume`` in a process of its own that
-outlives this one (``RunMode.Detach``, as ``hyperlab run --detach`` does). Both return once
-the driver holds the experiment, or raise saying why it did not start.
+outlives this one (``RunMode.Detach``, with ``hyperlab.experiment.start_detached``, as
+``hyperlab run --detach``). Both return once the driver holds the experiment (waiting as
+``hyperlab.experiment.wait_for_driver``, up to ``DRIVER_START_WAIT`` seconds), or raise saying
+why it did not start.
 """
 
 from __future__ import annotations
@@ -10,49 +12,14 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from hyperlab.errors import HyperlabError
-from hyperlab.experiment import detached_command
+from hyperlab.experiment import DRIVER_START_WAIT, start_detached, wait_for_driver
 from hyperlab.store import Store
-from hyperlab.store.tokens import open_private_log
-from hyperlab.trial import ExperimentStatus
 
 __all__ = ["DriverThread", "spawn_driver"]
-
-RUNNING = (ExperimentStatus.RUNNING, ExperimentStatus.NO_MORE_TRIAL)
-"""The statuses of an experiment a driver runs."""
-START_WAIT = 30.0
-"""Seconds a driver may take to start the experiment."""
-LOG_TAIL = 20
-"""Lines of a detached driver's log quoted when it could not start."""
-
-
-def _wait_started(
-    store: Store, experiment_id: str, alive: Callable[[], bool], why_not: Callable[[], Exception]
-) -> None:
-    """Return once a driver runs the experiment (or ran it to its end already); raise
-    ``why_not()`` when the driver ended before, HyperlabError after ``START_WAIT`` seconds."""
-    launched = time.time()
-    deadline = time.monotonic() + START_WAIT
-    while True:
-        running = alive()
-        record = store.get_experiment(experiment_id)
-        if record.status.is_finished() and (record.finished_at or 0.0) >= launched:
-            return
-        # a resumed experiment still shows how it ended last for a moment after its driver
-        # took the lease: only RUNNING (or NO_MORE_TRIAL) says that this driver runs it
-        if record.driver_alive() and record.status in RUNNING:
-            return
-        if not running:
-            raise why_not()
-        if time.monotonic() >= deadline:
-            raise HyperlabError(
-                f"experiment {experiment_id}: its driver has not started it within {START_WAIT:g}s"
-            )
-        time.sleep(0.02)
 
 
 class DriverThread:
@@ -98,14 +65,18 @@ class DriverThread:
             Exception: what ``hyperlab.resume`` raised if it ended before (``ExperimentBusy``
                 when another driver runs the experiment, say).
         """
+        launched = time.time()
         self._thread.start()
-
-        def why_not() -> Exception:
-            if isinstance(self.failure, Exception):
-                return self.failure
-            return HyperlabError(f"experiment {self.experiment_id}: its driver ended at once")
-
-        _wait_started(store, self.experiment_id, lambda: self.alive, why_not)
+        if wait_for_driver(store, self.experiment_id, lambda: self.alive, launched) is not None:
+            return
+        if self.alive:
+            raise HyperlabError(
+                f"experiment {self.experiment_id}: its driver has not started it within "
+                f"{DRIVER_START_WAIT:g}s"
+            )
+        if isinstance(self.failure, Exception):
+            raise self.failure
+        raise HyperlabError(f"experiment {self.experiment_id}: its driver ended at once")
 
     @property
     def alive(self) -> bool:
@@ -124,46 +95,16 @@ def spawn_driver(
     host: str,
     changes: Mapping[str, Any] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Run ``hyperlab resume ID --port PORT`` in a new session (it outlives this process, and
-    Ctrl-C here does not reach it); return once it runs the experiment. ``changes`` (as
-    ``DriverThread`` takes them) become ``--max-trials``, ``--max-duration``, ``--concurrency``.
-
-    Its output goes to ``driver.log`` in the experiment's folder.
+    """Run ``hyperlab resume ID --port PORT --host HOST`` detached (``start_detached``: it
+    outlives this process, and Ctrl-C here does not reach it); return once it runs the
+    experiment. ``changes`` (as ``DriverThread`` takes them) become ``--max-trials``,
+    ``--max-duration``, ``--concurrency``.
 
     Raises:
-        HyperlabError: it exited before it started the experiment (quoting the end of its log),
-            or did not start it in time.
+        DriverNotStarted: it exited before it started the experiment (quoting the end of its
+            log), or did not start it in time.
     """
-    folder = store.experiment_folder(store.get_experiment(experiment_id))
-    folder.mkdir(parents=True, exist_ok=True)
-    log_path = folder / "driver.log"
-    command, env = detached_command(store, experiment_id)
-    command += ["--port", str(port), "--host", host]
+    options = ["--port", str(port), "--host", host]
     for name, value in (changes or {}).items():
-        command += ["--" + name.replace("_", "-"), str(value)]
-    with open_private_log(log_path) as log:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            env=env,
-            start_new_session=True,
-        )
-
-    def why_not() -> Exception:
-        return HyperlabError(
-            f"experiment {experiment_id}: its detached driver exited with code "
-            f"{process.poll()} before it started; {_tail(log_path)}"
-        )
-
-    _wait_started(store, experiment_id, lambda: process.poll() is None, why_not)
-    return process
-
-
-def _tail(log_path: Path) -> str:
-    try:
-        lines = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
-    except OSError:
-        lines = []
-    return f"the end of its log {log_path}:" + ("".join(f"\n  {line}" for line in lines) or " -")
+        options += ["--" + name.replace("_", "-"), str(value)]
+    return start_detached(store, experiment_id, options).process
