@@ -36,6 +36,7 @@ from hyperlab.store._controls import (
     UpdateSearchSpace,
     parse_request,
 )
+from hyperlab.store._experiment_rows import ID_ALPHABET
 from hyperlab.store._lease import Lease
 from hyperlab.store._paths import home
 from hyperlab.store._records import (
@@ -48,7 +49,7 @@ from hyperlab.store._records import (
     command_ref,
 )
 from hyperlab.store._schema import SCHEMA_VERSION
-from hyperlab.store._store import ID_ALPHABET, Store
+from hyperlab.store._store import Store
 from hyperlab.store._trial_queries import (
     STATUS_ORDER,
     Choices,

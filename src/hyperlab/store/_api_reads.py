@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
-from sqlalchemy.engine import Connection
-
+from hyperlab.store._base import StoreBase
 from hyperlab.store._report_queries import (
     CurvePoint,
     ReportRow,
@@ -40,11 +38,8 @@ from hyperlab.trial import Trial
 __all__ = ["ApiReads"]
 
 
-class ApiReads:
+class ApiReads(StoreBase):
     """The REST API's reads of a ``Store`` (mixed into it): each in one read transaction."""
-
-    def _read(self) -> AbstractContextManager[Connection]:
-        raise NotImplementedError  # Store's
 
     def change_cursor(self, experiment_id: str) -> int:
         """The id of the experiment's newest trial status change (0 before the first).
@@ -169,8 +164,8 @@ class ApiReads:
         params: bool = False,
         metrics: bool = False,
     ) -> list[tuple[Any, ...]]:
-        """(number, status, *key values[, params][, metrics]) of the trials passing ``where``
-        by number, about ``fraction`` of them (the same ones each time) or all when None;
+        """``(number, status, *key values[, params][, metrics])`` of the trials passing
+        ``where`` by number, about ``fraction`` of them (the same ones each time) or all when None;
         ``params`` and ``metrics`` add each trial's, decoded."""
         with self._read() as conn:
             return sample_columns(

@@ -1,0 +1,143 @@
+"""The ``Store``'s experiments: creating, reading, naming, listing and deleting them, each
+committed at once, and where an experiment keeps its files."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import string
+from pathlib import Path
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError
+from hyperlab.store._base import StoreBase, exists
+from hyperlab.store._paths import experiment_dir
+from hyperlab.store._queries import LIST_EXPERIMENTS, summary_from_row
+from hyperlab.store._records import ExperimentRecord, ExperimentSummary
+from hyperlab.store._rows import experiment_row, options_from_row, record_from_row
+from hyperlab.store._schema import (
+    controls,
+    experiments,
+    imported,
+    phases,
+    reports,
+    trial_events,
+    trials,
+)
+from hyperlab.store.codec import dumps
+
+__all__ = ["ID_ALPHABET", "ExperimentRows"]
+
+_EXPERIMENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+ID_ALPHABET = string.ascii_lowercase + string.digits
+"""The characters of the ids ``new_experiment_id`` makes."""
+
+
+class ExperimentRows(StoreBase):
+    """A ``Store``'s experiments (mixed into it): each call commits at once or reads."""
+
+    def create_experiment(self, rec: ExperimentRecord) -> None:
+        """Insert a new experiment.
+
+        Raises:
+            ConfigError: when the id is not 1-32 letters, digits, ``_``, ``-`` or ``.``.
+            StoreError: when an experiment with this id exists.
+        """
+        if not isinstance(rec.id, str) or not _EXPERIMENT_ID.fullmatch(rec.id):
+            raise ConfigError(
+                "experiment id: expected 1 to 32 letters, digits, '_', '-' or '.', starting "
+                f"with a letter or digit, got {rec.id!r}"
+            )
+        row = experiment_row(rec)
+        dumps(row["config"])  # a TypeError here, not a StoreError later
+        dumps(rec.space)
+        dumps(rec.environment)
+        with self._write("create experiment") as conn:
+            try:
+                conn.execute(insert(experiments).values(row))
+            except IntegrityError:
+                raise StoreError(f"experiment {rec.id!r} already exists in {self._where}") from None
+
+    def get_experiment(self, experiment_id: str) -> ExperimentRecord:
+        """The experiment with this id.
+
+        Raises:
+            ExperimentNotFound: when there is none.
+        """
+        with self._read() as conn:
+            row = conn.execute(select(experiments).where(experiments.c.id == experiment_id)).first()
+        if row is None:
+            raise self._not_found(experiment_id)
+        return record_from_row(row, self._where)
+
+    def resolve(self, experiment: str) -> str:
+        """The id of the experiment that ``experiment`` names: its id, or its name when no
+        other experiment has that name.
+
+        Raises:
+            ExperimentNotFound: no experiment has this id or name.
+            ConfigError: several experiments have this name; the message lists their ids.
+        """
+        by_id = experiments.c.id == experiment
+        query = select(experiments.c.id, experiments.c.created_at).where(
+            by_id | (experiments.c.name == experiment)
+        )
+        with self._read() as conn:
+            found = conn.execute(query.order_by(experiments.c.created_at)).all()
+        ids = [row.id for row in found]
+        if experiment in ids:
+            return experiment
+        if not ids:
+            raise ExperimentNotFound(
+                f"no experiment with id or name {experiment!r} in {self._where}"
+            )
+        if len(ids) > 1:
+            raise ConfigError(
+                f"the name {experiment!r} is shared by experiments {', '.join(ids)} (oldest "
+                "first) in {self._where}; give one of their ids".replace(
+                    "{self._where}", self._where
+                )
+            )
+        return ids[0]
+
+    def list_experiments(self) -> list[ExperimentSummary]:
+        """Every experiment with counts of its trials, newest first, in one query."""
+        with self._read() as conn:
+            rows = conn.execute(LIST_EXPERIMENTS).all()
+        return [
+            summary_from_row(row, options_from_row(row.id, row.config, self._where)) for row in rows
+        ]
+
+    def new_experiment_id(self) -> str:
+        """A fresh id (8 lowercase letters and digits) that no experiment here has yet."""
+        while True:
+            candidate = "".join(secrets.choice(ID_ALPHABET) for _ in range(8))
+            with self._read() as conn:
+                if not exists(conn, candidate):
+                    return candidate
+
+    def experiment_folder(self, record: ExperimentRecord) -> Path:
+        """Where the experiment keeps its files (driver log, ``trials/<number>/``...).
+
+        ``<working_dir>/<id>`` when its options set ``working_dir``, else
+        ``<home>/experiments/<id>``; for the in-memory store, a folder under the temp folder.
+        """
+        if record.options.working_dir:
+            return Path(record.options.working_dir) / record.id
+        return experiment_dir(record.id, memory=self.in_memory)
+
+    def delete_experiment(self, experiment_id: str) -> None:
+        """Delete the experiment with its trials, reports, status changes and controls.
+
+        Raises:
+            ExperimentNotFound: when there is none.
+        """
+        with self._write("delete experiment") as conn:
+            if not exists(conn, experiment_id):
+                raise self._not_found(experiment_id)
+            for table in (controls, trial_events, reports, imported, phases, trials):
+                conn.execute(delete(table).where(table.c.experiment_id == experiment_id))
+            conn.execute(delete(experiments).where(experiments.c.id == experiment_id))
+        self._buffer.forget(experiment_id)
