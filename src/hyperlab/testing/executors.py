@@ -47,10 +47,8 @@ its trials cannot ask for parameters: the request test is skipped).
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -60,7 +58,6 @@ import pytest
 
 from hyperlab.executors import CommandTrial
 from hyperlab.executors.base import (
-    END_EVENTS,
     Event,
     Executor,
     Failed,
@@ -71,11 +68,11 @@ from hyperlab.executors.base import (
     Stopped,
     TrialSpec,
 )
+from hyperlab.testing._executor_session import POLL, Session, command_line, is_alive
 from hyperlab.testing.behaviours import (
     ASKED,
     DEFAULT_DURATION,
     DEFAULT_INTERVAL,
-    PID_FILE,
     final_metrics,
     report_metrics,
 )
@@ -86,8 +83,6 @@ __all__ = ["ExecutorContract", "ExecutorFactory", "behaviour_command", "behaviou
 ExecutorFactory = Callable[..., Executor]
 """``make_executor(concurrency=..., trial_timeout=..., stop_grace=...) -> Executor``."""
 
-WALL_LIMIT = 30.0
-"""Real seconds after which a contract test gives up waiting for events."""
 SLACK = 2.0
 """Real seconds of scheduling slack allowed on top of ``stop_grace`` and ``trial_timeout``."""
 STOP_GRACE = 0.5
@@ -96,7 +91,6 @@ HANG = 0.8
 """How long a timed-out ``hang`` trial sleeps: past the timeout, so a late end would show."""
 RETURN_SOON = 0.3
 """How long a stopped ``hang`` trial sleeps when its executor cannot interrupt it."""
-POLL = 0.05
 
 
 def behaviour_command(python: str = sys.executable) -> CommandTrial:
@@ -125,110 +119,6 @@ def behaviour_script(spec: TrialSpec) -> Iterator[Step]:
         yield Finish(duration)  # no result: fails as the real behaviour does
     else:
         raise ValueError(f"params['behaviour']: unknown behaviour {behaviour!r}")
-
-
-class _Session:
-    """One executor driven as the driver drives it, with everything it delivered."""
-
-    def __init__(self, executor: Executor, folder: Path) -> None:
-        self.executor = executor
-        self.folder = folder
-        self.events: list[Event] = []
-        self.threads: set[int] = set()
-        self.specs: dict[int, TrialSpec] = {}
-        self.on_event: Callable[[Event], None] | None = None
-        self.baseline = _descendants()
-        executor.open(self._listen)
-
-    def _listen(self, event: Event) -> None:
-        self.events.append(event)
-        self.threads.add(threading.get_ident())
-        if self.on_event is not None:
-            self.on_event(event)
-
-    def spec(self, behaviour: str, **params: Any) -> TrialSpec:
-        number = len(self.specs)
-        spec = TrialSpec(
-            number,
-            f"contract-{number}",
-            {"behaviour": behaviour, "x": 1.0 + number, **params},
-            1000 + number,
-            str(self.folder / "trials" / str(number)),
-        )
-        self.specs[number] = spec
-        return spec
-
-    def submit(self, spec: TrialSpec) -> None:
-        executor = self.executor
-        assert executor.free_slots > 0, "the contract submits only while free_slots > 0"
-        executor.submit(spec)
-        assert executor.running <= executor.concurrency, (
-            f"after submit: running={executor.running} > concurrency={executor.concurrency}"
-        )
-
-    def of(self, number: int, kind: type | tuple[type, ...] = object) -> list[Any]:
-        return [e for e in self.events if e.number == number and isinstance(e, kind)]
-
-    def end(self, number: int) -> Any:
-        ends = self.of(number, END_EVENTS)
-        assert len(ends) == 1, f"trial {number}: expected one end event, got {ends}"
-        return ends[0]
-
-    def ended(self, number: int) -> bool:
-        return bool(self.of(number, END_EVENTS))
-
-    def poll_until(self, condition: Callable[[], bool], what: str) -> None:
-        deadline = time.monotonic() + WALL_LIMIT
-        while not condition():
-            assert time.monotonic() < deadline, f"gave up waiting ({WALL_LIMIT:g}s) for {what}"
-            self.executor.poll(POLL)
-
-    def run(self, specs: list[TrialSpec]) -> None:
-        """Submit ``specs`` while ``free_slots`` allows; poll until every one ended."""
-        waiting = list(specs)
-
-        def done() -> bool:
-            while waiting and self.executor.free_slots > 0:
-                self.submit(waiting.pop(0))
-            return not waiting and all(self.ended(s.number) for s in specs)
-
-        self.poll_until(done, f"trials {[s.number for s in specs]} to end")
-
-    def check(self) -> None:
-        """The invariants every test ends with."""
-        assert self.threads <= {threading.get_ident()}, (
-            "events must reach the listener only in the thread that calls poll"
-        )
-        for event in self.events:
-            assert event.number in self.specs, f"an event of a trial never submitted: {event}"
-        for number in self.specs:
-            events = self.of(number)
-            ends = [e for e in events if isinstance(e, END_EVENTS)]
-            assert len(ends) == 1, f"trial {number}: expected exactly one end event, got {events}"
-            assert events[-1] is ends[0], f"trial {number}: events after its end: {events}"
-            starts = [i for i, e in enumerate(events) if isinstance(e, Started)]
-            assert len(starts) <= 1, f"trial {number}: Started twice: {events}"
-            reports = [i for i, e in enumerate(events) if isinstance(e, Reported)]
-            if reports:
-                assert starts and starts[0] < reports[0], (
-                    f"trial {number}: Reported before Started: {events}"
-                )
-            steps = [events[i].step for i in reports]
-            assert steps == sorted(set(steps)), f"trial {number}: steps out of order: {steps}"
-
-    def trial_pids(self) -> set[int]:
-        """The process ids the trials wrote (this process excluded)."""
-        pids = set()
-        for spec in self.specs.values():
-            path = Path(spec.trial_dir or "") / PID_FILE
-            try:
-                pids.add(int(path.read_text()))
-            except (OSError, ValueError):
-                continue
-        return pids - {os.getpid()}
-
-    def new_descendants(self) -> set[int]:
-        return _descendants() - self.baseline
 
 
 class ExecutorContract:
@@ -265,14 +155,14 @@ class ExecutorContract:
     @pytest.fixture
     def session(
         self, make_executor: ExecutorFactory, tmp_path: Path
-    ) -> Iterator[Callable[..., _Session]]:
+    ) -> Iterator[Callable[..., Session]]:
         """Opens executors (closed after the test, even a failed one)."""
-        opened: list[_Session] = []
+        opened: list[Session] = []
 
-        def open_session(**options: Any) -> _Session:
+        def open_session(**options: Any) -> Session:
             options.setdefault("stop_grace", STOP_GRACE)
             executor = make_executor(**options)
-            opened.append(_Session(executor, tmp_path))
+            opened.append(Session(executor, tmp_path))
             return opened[-1]
 
         yield open_session
@@ -289,7 +179,7 @@ class ExecutorContract:
     # ---- results ---------------------------------------------------------------------------
 
     def test_a_trial_reports_in_step_order_then_finishes(
-        self, session: Callable[..., _Session]
+        self, session: Callable[..., Session]
     ) -> None:
         s = session(concurrency=1)
         specs = [s.spec("finish", steps=3), s.spec("finish", steps=2)]
@@ -312,7 +202,7 @@ class ExecutorContract:
         assert s.executor.free_slots == s.executor.concurrency
 
     def test_a_trial_asks_for_a_parameter_and_gets_the_answer_or_the_error(
-        self, session: Callable[..., _Session]
+        self, session: Callable[..., Session]
     ) -> None:
         if not self.answers_requests:
             pytest.skip(f"{type(self).__name__}.answers_requests is False")
@@ -338,7 +228,7 @@ class ExecutorContract:
         assert isinstance(failed, Failed) and "lr: no, on purpose" in failed.error, failed
 
     def test_free_slots_never_let_more_than_concurrency_run(
-        self, session: Callable[..., _Session]
+        self, session: Callable[..., Session]
     ) -> None:
         s = session(concurrency=2)
         specs = [s.spec("finish", steps=2) for _ in range(5)]
@@ -352,7 +242,7 @@ class ExecutorContract:
         )
 
     def test_a_raising_trial_fails_with_the_exception_text_and_others_go_on(
-        self, session: Callable[..., _Session]
+        self, session: Callable[..., Session]
     ) -> None:
         s = session(concurrency=1)
         specs = [s.spec("raise", message="contract-boom-7"), s.spec("finish", steps=1)]
@@ -365,7 +255,7 @@ class ExecutorContract:
 
     # ---- stopping --------------------------------------------------------------------------
 
-    def _check_stopped(self, s: _Session, number: int, asked_at: float) -> None:
+    def _check_stopped(self, s: Session, number: int, asked_at: float) -> None:
         stopped = s.end(number)
         assert isinstance(stopped, Stopped), stopped
         reports = s.of(number, Reported)
@@ -375,14 +265,14 @@ class ExecutorContract:
         grace = s.executor.stop_grace
         assert took <= grace + SLACK, f"stopped {took:.2f}s after the request (grace {grace}s)"
 
-    def _go_on(self, s: _Session) -> None:
+    def _go_on(self, s: Session) -> None:
         """The executor runs a next trial to its end."""
         spec = s.spec("finish", steps=1)
         s.run([spec])
         assert isinstance(s.end(spec.number), Finished)
 
     def test_stop_from_the_listener_ends_the_trial_stopped_with_its_last_report(
-        self, session: Callable[..., _Session]
+        self, session: Callable[..., Session]
     ) -> None:
         s = session(concurrency=1)
         spec = s.spec("report_forever")
@@ -402,7 +292,7 @@ class ExecutorContract:
         s.check()
 
     def test_stop_between_polls_ends_the_trial_stopped(
-        self, session: Callable[..., _Session]
+        self, session: Callable[..., Session]
     ) -> None:
         self._skip_unless_trials_run_between_polls()
         s = session(concurrency=2)
@@ -421,7 +311,7 @@ class ExecutorContract:
         s.check()
 
     def test_stop_right_after_submit_ends_the_trial_once(
-        self, session: Callable[..., _Session]
+        self, session: Callable[..., Session]
     ) -> None:
         s = session(concurrency=1)
         spec = s.spec("report_forever")
@@ -434,7 +324,7 @@ class ExecutorContract:
         self._go_on(s)
         s.check()
 
-    def _stop_a_hanging_trial(self, s: _Session, duration: float) -> tuple[Event, float]:
+    def _stop_a_hanging_trial(self, s: Session, duration: float) -> tuple[Event, float]:
         """Stop a trial that does not report; its end, and when the stop was asked."""
         self._skip_unless_trials_run_between_polls()
         spec = s.spec("hang", duration=duration)
@@ -447,7 +337,7 @@ class ExecutorContract:
         s.check()
         return s.end(spec.number), asked
 
-    def test_stop_ends_a_trial_that_does_not_report(self, session: Callable[..., _Session]) -> None:
+    def test_stop_ends_a_trial_that_does_not_report(self, session: Callable[..., Session]) -> None:
         if not self.interrupts_trials:
             pytest.skip(
                 f"{type(self).__name__}.interrupts_trials is False: a stop takes effect at the "
@@ -458,7 +348,7 @@ class ExecutorContract:
         self._check_stopped(s, end.number, asked)
 
     def test_a_stopped_trial_whose_code_returns_nothing_ends_stopped(
-        self, session: Callable[..., _Session]
+        self, session: Callable[..., Session]
     ) -> None:
         s = session(concurrency=1, stop_grace=RETURN_SOON + SLACK)  # it returns within grace
         end, _ = self._stop_a_hanging_trial(s, RETURN_SOON)
@@ -469,7 +359,7 @@ class ExecutorContract:
     # ---- timeouts --------------------------------------------------------------------------
 
     def test_trial_timeout_fails_the_trial_and_the_executor_goes_on(
-        self, session: Callable[..., _Session]
+        self, session: Callable[..., Session]
     ) -> None:
         s = session(concurrency=1, trial_timeout=TRIAL_TIMEOUT)
         behaviour = "report_forever" if self.timeout_needs_report else "hang"
@@ -490,14 +380,14 @@ class ExecutorContract:
 
     # ---- closing ---------------------------------------------------------------------------
 
-    def _check_nothing_left(self, s: _Session, seen: set[int]) -> None:
+    def _check_nothing_left(self, s: Session, seen: set[int]) -> None:
         assert s.executor.running == 0
         deadline = time.monotonic() + 0.5
         while True:
             alive = {
                 pid
                 for pid in seen | s.trial_pids()
-                if _alive(pid) and not _command_line(pid).startswith(self.pooled_processes)
+                if is_alive(pid) and not command_line(pid).startswith(self.pooled_processes)
             }
             if not alive or time.monotonic() > deadline:
                 break
@@ -505,7 +395,7 @@ class ExecutorContract:
         assert not alive, f"processes of the trials still run after close: {sorted(alive)}"
 
     def test_close_ends_running_trials_and_leaves_no_process(
-        self, session: Callable[..., _Session]
+        self, session: Callable[..., Session]
     ) -> None:
         self._skip_unless_trials_run_between_polls()
         s = session(concurrency=2)
@@ -522,7 +412,7 @@ class ExecutorContract:
         self._check_nothing_left(s, seen)
 
     def test_close_right_after_submit_ends_every_trial_once(
-        self, session: Callable[..., _Session]
+        self, session: Callable[..., Session]
     ) -> None:
         s = session(concurrency=2)
         while s.executor.free_slots > 0:
@@ -534,63 +424,10 @@ class ExecutorContract:
         self._check_nothing_left(s, seen)
 
     def test_poll_with_nothing_to_run_returns_without_events(
-        self, session: Callable[..., _Session]
+        self, session: Callable[..., Session]
     ) -> None:
         s = session(concurrency=1)
         s.executor.poll(0)
         s.executor.poll(POLL)
         assert s.events == [] and s.executor.running == 0
         assert s.executor.free_slots == s.executor.concurrency
-
-
-def _descendants() -> set[int]:
-    """Process ids whose parent chain leads to this process (empty without ``/proc``)."""
-    parents: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return set()
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rpartition(")")[2].split()
-        except OSError:
-            continue
-        if fields and fields[0] != "Z":
-            parents.setdefault(int(fields[1]), []).append(int(entry))
-    found: set[int] = set()
-    todo = [os.getpid()]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def _command_line(pid: int) -> str:
-    """The command line of ``pid`` as one string ("" when it cannot be read)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
-def _alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie counts as gone)."""
-    if os.path.isdir("/proc"):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                return f.read().rpartition(")")[2].split()[0] != "Z"
-        except (OSError, IndexError):
-            return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
