@@ -91,18 +91,20 @@ import pytest
 
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
-from hyperlab.testing._tuner_support import (
+from hyperlab.testing._tuner_spaces import (
     CONTRACT_SPACES,
-    NOT_SUCCEEDED,
     ContractSpace,
+    assert_in_space,
+    refusal_names_a_parameter,
+)
+from hyperlab.testing._tuner_support import (
+    NOT_SUCCEEDED,
     Harness,
     Run,
     TunerFactory,
-    assert_in_space,
     finished_trial,
     first_difference,
     mixed_statuses,
-    refusal_names_a_parameter,
     tuner_label,
 )
 from hyperlab.trial import Mode, TrialStatus
