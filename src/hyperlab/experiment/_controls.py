@@ -1,134 +1,153 @@
-"""The driver's side of the steering requests (see ``hyperlab._steering``): a new search space,
-a trial added by hand, results imported into the tuner, applied to the driver's state from its
-own thread, each answered with a ``ControlOutcome``.
+"""The driver's side of control requests (stop, kill, budget changes) and of the steering ones
+(see ``hyperlab._steering``: a new search space, a trial added by hand, results imported into
+the tuner).
+
+``decide`` reads a request against what the driver is at (a ``Situation``) and answers what it
+changes (a ``Change``, with the request's ``ControlOutcome``); the driver applies that change
+from its own thread, in one place (``Driver._apply``). Nothing here changes the driver.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Container
+from dataclasses import dataclass, field
+from typing import Any
 
 from hyperlab._steering import new_space
-from hyperlab.assessors.base import Assessor
 from hyperlab.errors import ConfigError, SearchSpaceError
-from hyperlab.experiment._phases import feed_phases
-from hyperlab.experiment._requests import fits, known_part
-from hyperlab.experiment._scheduling import Scheduling
 from hyperlab.space import SearchSpace
-from hyperlab.store import AddTrial, ControlOutcome, ImportData, Store, UpdateSearchSpace
-from hyperlab.trial import CUSTOM_TRIAL, Trial, TrialStatus
-from hyperlab.tuners.base import create_tuner
+from hyperlab.store import (
+    AddTrial,
+    ControlOutcome,
+    ControlRequest,
+    ExperimentRecord,
+    ImportData,
+    ImportedResult,
+    KillTrial,
+    SetConcurrency,
+    SetMaxDuration,
+    SetMaxTrials,
+    StopExperiment,
+    UnreadableRequest,
+    UpdateSearchSpace,
+)
 
-if TYPE_CHECKING:
-    from hyperlab.experiment._driver import Driver
-
-__all__ = [
-    "apply_add_trial",
-    "apply_import",
-    "apply_space_update",
-    "imported_trials",
-    "retune",
-]
+__all__ = ["Change", "Situation", "decide"]
 
 
-def apply_space_update(driver: Driver, request: UpdateSearchSpace) -> ControlOutcome:
-    """Rebuild the driver's tuner on the new space (see ``retune``). The experiment's stored
-    space changes; no trial's params do."""
+@dataclass(frozen=True)
+class Situation:
+    """What a control request is read against: the driver's state when it is applied.
+
+    Attributes:
+        record: The experiment's stored record (its tuner and search space).
+        space: The search space the tuner proposes from now.
+        next_number: The number the next trial created takes.
+        max_trials: The ``max_trials`` budget, or None.
+        ending: The experiment is ending (stopped, spent, failed): nothing is added.
+        trials: The numbers of the trials running, queued to run or paused.
+    """
+
+    record: ExperimentRecord
+    space: SearchSpace
+    next_number: int
+    max_trials: int | None
+    ending: bool
+    trials: Container[int]
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a control request changes, for the driver to apply (in this order).
+
+    Attributes:
+        outcome: The request's answer, stored once the change is applied.
+        stop: Stop the experiment (STOPPED; its running trials SYS_CANCELED), unless it ends.
+        kill: The trial to cancel (USER_CANCELED): stopped if running, ended if queued or
+            paused.
+        concurrency: The executor's new concurrency.
+        space: The new declared search space: the tuner is rebuilt on it (with the parameters
+            defined by run it models) and the experiment's stored space changes.
+        add: The params of a trial to create and queue to run next, numbered ``next_number``.
+        imported: Results to record and feed to the tuner, as trials it observed.
+        options: Option fields to change, stored for readers.
+    """
+
+    outcome: ControlOutcome
+    stop: bool = False
+    kill: int | None = None
+    concurrency: int | None = None
+    space: SearchSpace | None = None
+    add: dict[str, Any] | None = None
+    imported: tuple[ImportedResult, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def decide(request: ControlRequest | UnreadableRequest, now: Situation) -> Change:
+    """What ``request`` changes when the driver is at ``now``; a request it refuses changes
+    nothing and its outcome says why."""
+    if isinstance(request, UnreadableRequest):
+        return _refused(request.problem)
+    if isinstance(request, StopExperiment):
+        return Change(ControlOutcome.ok(), stop=True)
+    if isinstance(request, KillTrial):
+        if request.number not in now.trials:
+            return _refused(f"trial {request.number} is not running")
+        return Change(ControlOutcome.ok(), kill=request.number)
+    if isinstance(request, SetConcurrency):
+        value = request.value
+        return Change(ControlOutcome.ok(), concurrency=value, options={"concurrency": value})
+    if isinstance(request, SetMaxTrials):
+        return Change(ControlOutcome.ok(), options={"max_trials": request.value})
+    if isinstance(request, SetMaxDuration):
+        return Change(ControlOutcome.ok(), options={"max_duration": request.value})
+    if isinstance(request, UpdateSearchSpace):
+        return _space_update(request, now)
+    if isinstance(request, AddTrial):
+        return _add_trial(request, now)
+    if isinstance(request, ImportData):
+        return _import(request, now)
+    return _refused(f"unknown control {request!r}")  # a kind this driver does not know
+
+
+def _space_update(request: UpdateSearchSpace, now: Situation) -> Change:
+    """The tuner is rebuilt on the new space (learning again from the history that fits it);
+    the experiment's stored space changes, no trial's params do."""
     try:
-        space = new_space(driver.record, request.space)
+        space = new_space(now.record, request.space)
     except ConfigError as exc:
-        return ControlOutcome.rejected(str(exc))
-    driver.by_run.declared = space
-    retune(driver, driver.by_run.space())
-    driver.store.update_experiment(driver.id, space=space.to_nni())
-    return ControlOutcome.ok(f"search space of {len(space)} parameters")
+        return _refused(str(exc))
+    return Change(ControlOutcome.ok(f"search space of {len(space)} parameters"), space=space)
 
 
-def retune(driver: Driver, space: SearchSpace) -> None:
-    """Give the driver a new tuner on ``space``: it learns again from the finished trials and
-    imported results that fit it (their parameters of ``space``; a tuner that schedules too,
-    BOHB, replays the whole history as an assessor)."""
-    options = driver.options
-    tuner = create_tuner(
-        options.tuner, space, mode=options.mode, seed=driver.record.seed, args=options.tuner_args
-    )
-    driver.store.flush()  # what the driver wrote is read back below
-    schedules = driver.scheduling.assessor is driver.tuner
-    history = driver.store.get_trials(driver.id, reports=schedules)
-    for trial in imported_trials(driver.store, driver.id):
-        if fits(space, trial.params):
-            tuner.observe(trial)
-    for trial in history:
-        ended = trial.status.is_finished() and trial.status is not TrialStatus.SYS_CANCELED
-        known = known_part(space, trial)
-        if ended and fits(space, known.params):
-            tuner.observe(known)
-    feed_phases(tuner, history, space)  # multi-phase trials' later phases
-    if schedules:
-        assert isinstance(tuner, Assessor)
-        driver.scheduling = Scheduling(tuner)
-        driver.scheduling.replay(history, driver.options.budget_signals)
-    elif driver.scheduling.assessor is not None:
-        driver.scheduling.assessor.space = space  # PBT perturbs within it
-    driver.tuner = tuner
-    driver.exhausted = False
-
-
-def apply_add_trial(driver: Driver, request: AddTrial) -> ControlOutcome:
-    """Queue a trial with the given params to run next, counted in ``max_trials``."""
+def _add_trial(request: AddTrial, now: Situation) -> Change:
+    """A trial with the given params runs next, counted in ``max_trials``."""
     try:
-        driver.tuner.space.check(request.params)
+        now.space.check(request.params)
     except SearchSpaceError as exc:
-        return ControlOutcome.rejected(f"params: {exc}")
-    limit = driver.max_trials
-    if limit is not None and driver.next_number >= limit:
-        return ControlOutcome.rejected(
+        return _refused(f"params: {exc}")
+    limit = now.max_trials
+    if limit is not None and now.next_number >= limit:
+        return _refused(
             f"the budget of max_trials={limit} trials is spent; raise max_trials to add one"
         )
-    if driver.ending is not None:
-        return ControlOutcome.rejected("the experiment is ending; no trial can be added")
-    number = driver.next_number
-    driver.next_number += 1
-    trial = driver.new_trial_record(number, request.params, source=CUSTOM_TRIAL)
-    driver.store.put_trial(trial)
-    driver.requeue.append(trial)
-    return ControlOutcome.ok(f"trial {number} runs next", trial=number)
+    if now.ending:
+        return _refused("the experiment is ending; no trial can be added")
+    number = now.next_number
+    return Change(ControlOutcome.ok(f"trial {number} runs next", trial=number), add=request.params)
 
 
-def apply_import(driver: Driver, request: ImportData) -> ControlOutcome:
-    """Record the results and feed them to the tuner, as trials it observed."""
-    space = driver.tuner.space
+def _import(request: ImportData, now: Situation) -> Change:
+    """The results are recorded and fed to the tuner, as trials it observed."""
     for i, result in enumerate(request.results):
         try:
-            space.check(result.params)
+            now.space.check(result.params)
         except SearchSpaceError as exc:
-            return ControlOutcome.rejected(f"results[{i}].params: {exc}")
-    for result in request.results:
-        driver.store.add_imported(driver.id, result.params, result.value, result.metrics)
-        driver.imported += 1
-        driver.tuner.observe(
-            imported_trial(driver.id, driver.imported, result.params, result.value, result.metrics)
-        )
-    return ControlOutcome.ok(f"{len(request.results)} results imported")
+            return _refused(f"results[{i}].params: {exc}")
+    outcome = ControlOutcome.ok(f"{len(request.results)} results imported")
+    return Change(outcome, imported=tuple(request.results))
 
 
-def imported_trial(
-    experiment_id: str, count: int, params: dict[str, Any], value: float, metrics: dict[str, Any]
-) -> Trial:
-    """The ``count``-th imported result (from 1) as the tuner sees it: a succeeded trial
-    numbered ``-count``, so that it never takes the number of a real trial."""
-    return Trial(
-        experiment_id,
-        -count,
-        params,
-        TrialStatus.SUCCEEDED,
-        value=value,
-        metrics=metrics,
-    )
-
-
-def imported_trials(store: Store, experiment_id: str) -> list[Trial]:
-    """The experiment's imported results as the tuner sees them, in import order."""
-    return [
-        imported_trial(experiment_id, i, row.params, row.value, row.metrics)
-        for i, row in enumerate(store.get_imported(experiment_id), start=1)
-    ]
+def _refused(why: str) -> Change:
+    """A refused request: nothing changes."""
+    return Change(ControlOutcome.rejected(why))

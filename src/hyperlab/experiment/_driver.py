@@ -13,7 +13,6 @@ import os
 import threading
 import traceback
 import uuid
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -40,50 +39,23 @@ from hyperlab.executors.base import (
 )
 from hyperlab.experiment._callbacks import CallbackRunner
 from hyperlab.experiment._clock import SYSTEM_CLOCK, Clock
-from hyperlab.experiment._controls import (
-    apply_add_trial,
-    apply_import,
-    apply_space_update,
-    imported_trials,
-    retune,
-)
+from hyperlab.experiment._controls import Change, Situation, decide
 from hyperlab.experiment._failures import FailureWatch
 from hyperlab.experiment._fatal import FatalFailure
+from hyperlab.experiment._history import Retuned, imported_trial, retune
 from hyperlab.experiment._keeper import LeaseKeeper
+from hyperlab.experiment._objective import ObjectiveRule
 from hyperlab.experiment._outage import StoreOutage
 from hyperlab.experiment._phases import Phases
 from hyperlab.experiment._progress import make_progress
-from hyperlab.experiment._requests import DefinedByRun, fits, known_part
+from hyperlab.experiment._requests import DefinedByRun, known_part
+from hyperlab.experiment._resume import adopt_orphans, replay, run_again, still_queued
 from hyperlab.experiment._scheduling import Scheduling, Verdict
-from hyperlab.reporting.context import is_finite_number
-from hyperlab.reporting.metrics import MetricsError, clean_metrics
-from hyperlab.store import (
-    HEARTBEAT_INTERVAL,
-    AddTrial,
-    ControlOutcome,
-    ControlRequest,
-    ExperimentRecord,
-    ImportData,
-    KillTrial,
-    LeaseLost,
-    SetConcurrency,
-    SetMaxDuration,
-    SetMaxTrials,
-    StopExperiment,
-    Store,
-    StoreUnavailable,
-    UnreadableRequest,
-    UpdateSearchSpace,
-)
-from hyperlab.trial import (
-    BOOKKEEPING_METRICS,
-    ExperimentStatus,
-    Report,
-    Trial,
-    TrialStatus,
-    objective_key,
-)
-from hyperlab.tuners.base import Tuner, create_tuner
+from hyperlab.reporting.metrics import MetricsError
+from hyperlab.space import SearchSpace
+from hyperlab.store import HEARTBEAT_INTERVAL, ExperimentRecord, LeaseLost, Store, StoreUnavailable
+from hyperlab.trial import CUSTOM_TRIAL, ExperimentStatus, Report, Trial, TrialStatus
+from hyperlab.tuners.base import Tuner
 
 FLUSH_INTERVAL = 0.1  # seconds between group commits
 CONTROL_INTERVAL = 0.1  # seconds between reads of the control table
@@ -168,7 +140,18 @@ class Driver:
         self.id = record.id
         self.trial_seed = TrialSeeds(record.seed)
         self.options = options
-        self.tuner = tuner
+        self.by_run = DefinedByRun(tuner.space, options.suggested)
+        history = history or []
+        took = replay(  # on resume: what the earlier drivers left
+            history,
+            store=store,
+            experiment_id=record.id,
+            options=options,
+            seed=record.seed,
+            tuner=tuner,
+            by_run=self.by_run,
+        )
+        self.tuner = took.tuner  # it learnt the history
         self.executor = executor
         self.trials_dir = str(experiment_dir / "trials")
         self.clock = clock
@@ -176,14 +159,14 @@ class Driver:
         self.started = threading.Event()
         self.scheduling = Scheduling(assessor)
         self.active: dict[int, Trial] = {}
-        self.requeue: deque[Trial] = deque()
-        self.orphans: dict[int, Trial] = {}  # waiting/running when the last driver died
-        self.paused: dict[int, Trial] = {}
-        self.reruns: set[int] = set()  # queued to run again: they keep their first start
+        self.requeue = took.requeue
+        self.orphans = took.orphans  # waiting/running when the last driver died
+        self.paused = took.paused
+        self.reruns = took.reruns  # queued to run again: they keep their first start
         self.stop_reasons: dict[int, Verdict] = {}
-        self.reported: set[int] = set()  # active and paused trials that reported something
-        self.next_number = 0
-        self.imported = 0  # results imported into the tuner so far
+        self.reported = took.reported  # active and paused trials that reported something
+        self.next_number = took.next_number
+        self.imported = took.imported  # results imported into the tuner so far
         self.counts = {"finished": 0, "failed": 0}
         self.best: float | None = None
         self.failures = FailureWatch(options, executor.concurrency)
@@ -204,104 +187,37 @@ class Driver:
         self._elapsed0 = record.elapsed  # experiment time of earlier drivers
         self.status = record.status
         self.progress = make_progress(progress, self.id, options.max_trials)
-        self.by_run = DefinedByRun(tuner.space, options.suggested)
-        self.phases = Phases(self)  # of multi-phase (NNI) trials
+        self.rule = ObjectiveRule.of(options)  # a trial's metrics as stored, its objective value
+        self.phases = Phases(store, self.id, self.rule, self._may_propose)  # multi-phase trials
         self.asked: dict[int, set[str]] = {}  # the names each running trial asked for
-        self._replay(history or [])
-
-    def _replay(self, history: list[Trial]) -> None:
-        """Feed the imported results, then the finished trials in number order, to the tuner
-        (those that fit its search space: trials from before a search-space update may not);
-        re-queue the interrupted ones (waiting, running, or SYS_CANCELED by an experiment stop
-        or a crash).
-
-        Those waiting or running may still run, their driver dead: ``run`` offers them to the
-        executor to adopt once it holds the lease, and re-runs only those it does not take.
-        """
-        for trial in history:  # which parameters defined by run the tuner models
-            if trial.status.is_finished():
-                self.by_run.ended(trial)
-        space = self.by_run.space()
-        if space is not self.tuner.space:
-            options = self.options
-            try:
-                self.tuner = create_tuner(
-                    options.tuner,
-                    space,
-                    mode=options.mode,
-                    seed=self.record.seed,
-                    args=options.tuner_args,
-                )
-            except (ConfigError, SearchSpaceError):  # a grid: they stay drawn independently
-                self.by_run.modelled = False
-                space = self.tuner.space
-        imported = imported_trials(self.store, self.id)
-        self.imported = len(imported)
-        for trial in imported:
-            if fits(space, trial.params):
-                self.tuner.observe(trial)
-        for trial in history:
-            self.next_number = max(self.next_number, trial.number + 1)
-            if trial.status is TrialStatus.PAUSED:
-                self.paused[trial.number] = trial  # stays paused: a scheduler resumes it
-                if trial.reports:
-                    self.reported.add(trial.number)
-            elif trial.status.is_finished() and trial.status is not TrialStatus.SYS_CANCELED:
-                self._count(trial)
-                self.failures.record(trial)
-                known = known_part(space, trial)  # without the parameters it asked for
-                if fits(space, known.params):
-                    self.tuner.observe(known)
-            else:
-                if not trial.status.is_finished():
-                    self.orphans[trial.number] = replace(trial, reports=())
-                self.tuner.requeued(trial)
-                self.reruns.add(trial.number)
-                self.requeue.append(
-                    replace(
-                        trial,
-                        status=TrialStatus.WAITING,
-                        attempt=trial.attempt + 1,
-                        finished_at=None,  # started_at kept: replay knows it started
-                        error=None,
-                    )
-                )
-        self.phases.replay(history, space)
-        self.scheduling.replay(history, self.options.budget_signals)
+        for trial in took.ended:
+            self._count(trial)
+            self.failures.record(trial)
+        self.phases.replay(history)
+        self.scheduling.replay(history, options.budget_signals)
 
     def _adopt_orphans(self) -> None:
-        """Let the executor adopt the trials the last driver left running; re-run the rest.
-
-        Called once this driver holds the lease (so two resumes never both adopt a trial) and
-        before it submits anything. An adopted trial stays RUNNING with its attempt, and its
-        reports go on from the last one stored; the others stay queued with ``attempt + 1``.
-        """
+        """Let the executor adopt the trials the last driver left running (``_resume``); an
+        adopted one runs on, its reports from the last one stored; the others run again."""
         adopted: set[int] = set()
-        for number, trial in self.orphans.items():
-            stored = 0
-            if trial.status is TrialStatus.RUNNING:  # a waiting one has no report of this run
-                since = trial.started_at if trial.started_at is not None else float("-inf")
-                stored = sum(
-                    r.attempt == trial.attempt and r.time >= since
-                    for r in self.store.get_trial(self.id, number).reports
-                )
-            started = self.executor.adopt(self._spec(trial), reports=stored)
-            if started is None:
-                continue
-            adopted.add(number)
-            if trial.status is not TrialStatus.RUNNING:  # it started as the old driver died
-                trial = replace(trial, status=TrialStatus.RUNNING, started_at=started)
-                self.store.put_trial(trial)
-                self.scheduling.started(trial, started)
-            self.active[number] = trial
-            if stored:
-                self.reported.add(number)
+        orphans = adopt_orphans(
+            self.orphans,
+            store=self.store,
+            experiment_id=self.id,
+            executor=self.executor,
+            spec=self._spec,
+        )
+        for found in orphans:
+            trial = found.trial
+            adopted.add(trial.number)
+            if found.started is not None:
+                self.scheduling.started(trial, found.started)
+            self.active[trial.number] = trial
+            if found.reports:
+                self.reported.add(trial.number)
             self.callbacks.trial_started(trial)
         self.orphans.clear()
-        if adopted:
-            self.requeue = deque(t for t in self.requeue if t.number not in adopted)
-        for trial in self.requeue:  # stored as queued now, not as the last driver left them
-            self.store.put_trial(trial)
+        self.requeue = still_queued(self.requeue, adopted, self.store)
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -506,7 +422,7 @@ class Driver:
     def _stop_paused(self, paused: Trial, now: float) -> None:
         """A paused trial ends EARLY_STOPPED, with its last value."""
         self.active[paused.number] = paused
-        value = self._objective_value(paused.metrics)[0] if paused.metrics else None
+        value = self.rule.value(paused.metrics)[0] if paused.metrics else None
         self._finish(paused, TrialStatus.EARLY_STOPPED, now, value=value, metrics=paused.metrics)
 
     def _abandon(self) -> None:
@@ -702,7 +618,7 @@ class Driver:
             metrics = self._stored_metrics(trial, event)
             if metrics is None:
                 return
-            value, error = self._objective_value(metrics)
+            value, error = self.rule.value(metrics)
             status = TrialStatus.SUCCEEDED if error is None else TrialStatus.FAILED
             self._finish(trial, status, event.time, value=value, metrics=metrics, error=error)
         elif isinstance(event, Failed):
@@ -720,7 +636,7 @@ class Driver:
                 return
             value = None
             if verdict.status is TrialStatus.EARLY_STOPPED:  # the tuner sees its last value
-                value = self._objective_value(metrics)[0]
+                value = self.rule.value(metrics)[0]
             self._finish(
                 trial, verdict.status, event.time, value=value, metrics=metrics, error=verdict.error
             )
@@ -736,7 +652,8 @@ class Driver:
             self.executor.answer(trial.number, request.index, None)
             return
         if request.kind == "phase":  # a multi-phase NNI trial: another parameter set, a result
-            self.executor.answer(trial.number, request.index, *self.phases.answer(trial, request))
+            answer = self.phases.answer(trial, request, self.tuner)
+            self.executor.answer(trial.number, request.index, *answer)
             return
         self.asked.setdefault(trial.number, set()).add(request.name)
         if request.kind == "fixed":
@@ -759,13 +676,7 @@ class Driver:
         self.reported.discard(trial.number)
         self.stop_reasons.pop(trial.number, None)
         self.asked.pop(trial.number, None)  # it asks again
-        again = replace(
-            trial,
-            status=TrialStatus.WAITING,
-            attempt=trial.attempt + 1,
-            finished_at=None,  # started_at kept, as on resume: the assessor still counts it
-            error=f"attempt {trial.attempt} was lost: {event.reason}",
-        )
+        again = run_again(trial, f"attempt {trial.attempt} was lost: {event.reason}")
         self.store.put_trial(again)
         self.tuner.requeued(again)
         self.reruns.add(trial.number)
@@ -780,18 +691,44 @@ class Driver:
 
     def _rebuild_tuner(self) -> None:
         try:
-            retune(self, self.by_run.space())
+            self._install(self._retuned(self.by_run.space()))
         except (ConfigError, SearchSpaceError):
             self.by_run.modelled = False
+
+    def _retuned(self, space: SearchSpace) -> Retuned:
+        """A new tuner on ``space`` that learnt the history again (``_history.retune``)."""
+        return retune(
+            self.store,
+            self.id,
+            self.options,
+            self.record.seed,
+            space,
+            tuner=self.tuner,
+            scheduling=self.scheduling,
+        )
+
+    def _install(self, retuned: Retuned) -> None:
+        self.tuner, self.scheduling = retuned.tuner, retuned.scheduling
+        self.exhausted = False
+
+    def _may_propose(self, trial: Trial) -> bool:
+        """Whether a new phase may be proposed to multi-phase ``trial`` now: the experiment
+        runs on, its ``max_duration`` is not spent, and the trial is not being stopped."""
+        if self.closing or self.ending is not None or self.stop_asked is not None:
+            return False
+        if self.drain_asked or trial.number in self.stop_reasons:
+            return False
+        limit = self.options.max_duration
+        return limit is None or self.elapsed() < limit
 
     def _stored_metrics(
         self, trial: Trial, event: Reported | Finished | Stopped
     ) -> dict[str, Any] | None:
-        """The event's metrics as stored (``_normalize``), or None: they cannot be, and the
-        trial failed, naming the metric and its type; one still running is told to stop, and
-        what it sends from then on is ignored."""
+        """The event's metrics as stored (``ObjectiveRule.normalize``), or None: they cannot
+        be, and the trial failed, naming the metric and its type; one still running is told to
+        stop, and what it sends from then on is ignored."""
         try:
-            return self._normalize(event.metrics) if event.metrics else {}
+            return self.rule.normalize(event.metrics) if event.metrics else {}
         except MetricsError as exc:
             done = "reported" if isinstance(event, Reported) else "returned"
             self.stop_reasons.pop(trial.number, None)
@@ -800,35 +737,6 @@ class Driver:
             if isinstance(event, Reported):
                 self.executor.stop(trial.number)
             return None
-
-    def _normalize(self, metrics: dict[str, Any]) -> dict[str, Any]:
-        """A trial's metrics as the store holds them (``clean_metrics``: JSON values, NumPy's
-        as numbers and lists); a bare value (key ``default``) is named after ``metric``.
-
-        Raises:
-            MetricsError: they cannot be stored (``hyperlab.reporting.metrics`` says why).
-        """
-        metric = self.options.metric
-        bare = all(key == "default" or key in BOOKKEEPING_METRICS for key in metrics)
-        if metric is not None and "default" in metrics and metric not in metrics and bare:
-            metrics = {metric if k == "default" else k: v for k, v in metrics.items()}
-        return clean_metrics(metrics)
-
-    def _objective_value(self, metrics: dict[str, Any]) -> tuple[float | None, str | None]:
-        key = objective_key(metrics, self.options.metric)
-        if self.options.research is not None and self.options.metric is None:
-            return None, None  # a research without a metric: its experiments just finish
-        if key is None:
-            return None, (
-                f"the trial reported metrics {sorted(metrics)} and no `metric` says "
-                "which one is the objective; pass metric=<name>"
-            )
-        if key not in metrics:
-            return None, f"metric {key!r} is missing from the trial's result {sorted(metrics)}"
-        value = metrics[key]
-        if not is_finite_number(value):
-            return None, f"the objective {key}={value!r} is not a finite number"
-        return float(value), None
 
     def _finish(
         self,
@@ -881,7 +789,7 @@ class Driver:
             self.tuner.observe(known_part(self.tuner.space, trial))
         else:
             self.tuner.observe(trial)
-        self.phases.ended(trial)  # the phases it left without a result
+        self.phases.ended(trial, self.tuner)  # the phases it left without a result
         if self.by_run.ended(trial):  # its tuner now models more or fewer of them
             self._retune()
         self.tuner_waits = False
@@ -914,48 +822,59 @@ class Driver:
 
     def _apply_controls(self) -> None:
         for control in self.store.pending_controls(self.id):
-            self.store.finish_control(control.id, self._apply(control.request))
+            queued = {trial.number for trial in self.requeue}
+            now = Situation(
+                self.record,
+                self.tuner.space,
+                self.next_number,
+                self.max_trials,
+                self.ending is not None,
+                self.active.keys() | self.paused.keys() | queued,
+            )
+            change = decide(control.request, now)
+            self._apply(change)
+            self.store.finish_control(control.id, change.outcome)
 
-    def _apply(self, request: ControlRequest | UnreadableRequest) -> ControlOutcome:
-        if isinstance(request, UnreadableRequest):
-            return ControlOutcome.rejected(request.problem)
-        if isinstance(request, StopExperiment):
-            if self.ending is None:
-                self._end(ExperimentStatus.STOPPED, TrialStatus.SYS_CANCELED)
-            return ControlOutcome.ok()
-        if isinstance(request, KillTrial):
-            paused = self.paused.pop(request.number, None)
-            if paused is not None:
-                self.active[paused.number] = paused
-                now = self.clock.time()
-                self._finish(paused, TrialStatus.USER_CANCELED, now, metrics=paused.metrics)
-                return ControlOutcome.ok()
-            queued = next((t for t in self.requeue if t.number == request.number), None)
-            if queued is not None:  # waiting for a slot (an added trial, a resumed one)
-                self.requeue.remove(queued)
-                self.active[queued.number] = queued
-                self._finish(queued, TrialStatus.USER_CANCELED, self.clock.time())
-                return ControlOutcome.ok()
-            if request.number not in self.active:
-                return ControlOutcome.rejected(f"trial {request.number} is not running")
-            self.stop_reasons[request.number] = Verdict(TrialStatus.USER_CANCELED)
-            self.executor.stop(request.number)
-            return ControlOutcome.ok()
-        if isinstance(request, SetConcurrency):
-            self.executor.concurrency = request.value
-            update: dict[str, Any] = {"concurrency": request.value}
-        elif isinstance(request, SetMaxTrials):
-            update = {"max_trials": request.value}
-        elif isinstance(request, SetMaxDuration):
-            update = {"max_duration": request.value}
-        elif isinstance(request, UpdateSearchSpace):
-            return apply_space_update(self, request)
-        elif isinstance(request, AddTrial):
-            return apply_add_trial(self, request)
-        elif isinstance(request, ImportData):
-            return apply_import(self, request)
-        else:  # a kind this driver does not know
-            return ControlOutcome.rejected(f"unknown control {request!r}")
-        self.options = self.options.model_copy(update=update)
-        self.store.update_experiment(self.id, options=self.options)  # what readers show
-        return ControlOutcome.ok()
+    def _apply(self, change: Change) -> None:
+        """Make the change a control request asks for (``_controls.decide``)."""
+        if change.stop and self.ending is None:
+            self._end(ExperimentStatus.STOPPED, TrialStatus.SYS_CANCELED)
+        if change.kill is not None:
+            self._kill(change.kill)
+        if change.concurrency is not None:
+            self.executor.concurrency = change.concurrency
+        if change.space is not None:
+            self.by_run.declared = change.space
+            self._install(self._retuned(self.by_run.space()))
+            self.store.update_experiment(self.id, space=change.space.to_nni())
+        if change.add is not None:
+            trial = self.new_trial_record(self.next_number, change.add, source=CUSTOM_TRIAL)
+            self.next_number += 1
+            self.store.put_trial(trial)
+            self.requeue.append(trial)
+        for result in change.imported:
+            self.store.add_imported(self.id, result.params, result.value, result.metrics)
+            self.imported += 1
+            self.tuner.observe(
+                imported_trial(self.id, self.imported, result.params, result.value, result.metrics)
+            )
+        if change.options:
+            self.options = self.options.model_copy(update=change.options)
+            self.store.update_experiment(self.id, options=self.options)  # what readers show
+
+    def _kill(self, number: int) -> None:
+        """Cancel trial ``number`` (USER_CANCELED): end it if paused or queued, else stop it."""
+        paused = self.paused.pop(number, None)
+        if paused is not None:
+            self.active[paused.number] = paused
+            now = self.clock.time()
+            self._finish(paused, TrialStatus.USER_CANCELED, now, metrics=paused.metrics)
+            return
+        queued = next((t for t in self.requeue if t.number == number), None)
+        if queued is not None:  # waiting for a slot (an added trial, a resumed one)
+            self.requeue.remove(queued)
+            self.active[queued.number] = queued
+            self._finish(queued, TrialStatus.USER_CANCELED, self.clock.time())
+            return
+        self.stop_reasons[number] = Verdict(TrialStatus.USER_CANCELED)
+        self.executor.stop(number)

@@ -25,26 +25,26 @@ scheduler's pause) keeps its open phases for its next run.
 
 On resume, the closed phases of the stored trials are fed to the fresh tuner after the trials
 (every phase number is above every trial number, so the tuner sees them in number order) and
-the open ones are ``requeued``; numbering goes on after the highest stored ``parameter_id``.
+the open ones are ``requeued`` (``_history.feed_phases``); numbering goes on after the highest
+stored ``parameter_id``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hyperlab.executors.base import Requested
+from hyperlab.experiment._history import ended
+from hyperlab.experiment._objective import ObjectiveRule
 from hyperlab.experiment._requests import fits
 from hyperlab.reporting.metrics import MetricsError
-from hyperlab.space import SearchSpace
+from hyperlab.store import Store
 from hyperlab.trial import Phase, Trial, TrialStatus
 from hyperlab.tuners.base import Tuner
 
-if TYPE_CHECKING:
-    from hyperlab.experiment._driver import Driver
-
-__all__ = ["FIRST_PARAMETER_ID", "Phases", "feed_phases"]
+__all__ = ["FIRST_PARAMETER_ID", "Phases"]
 
 FIRST_PARAMETER_ID = 1_000_000_000
 """The number the tuner proposes the experiment's first phase under; the next ones follow.
@@ -57,29 +57,43 @@ Answer = tuple[Any, str | None]
 class Phases:
     """The phases of the driver's trials: answers their requests, closes them, replays them.
 
+    Called from the driver's thread only; the tuner that proposes and observes the phases is
+    given to each call (the driver rebuilds it when the search space changes).
+
     Args:
-        driver: The driver whose tuner proposes and observes the phases and whose store
-            records them; called from its thread only.
+        store: Where the phases are recorded.
+        experiment_id: Their experiment.
+        rule: How a phase's final result is stored and becomes its objective value.
+        may_propose: Whether a trial (given) may get a new phase now: the experiment runs on,
+            its ``max_duration`` is not spent, and the trial is not being stopped.
     """
 
-    def __init__(self, driver: Driver) -> None:
-        self.driver = driver
+    def __init__(
+        self,
+        store: Store,
+        experiment_id: str,
+        rule: ObjectiveRule,
+        may_propose: Callable[[Trial], bool],
+    ) -> None:
+        self.store = store
+        self.experiment_id = experiment_id
+        self.rule = rule
+        self.may_propose = may_propose
         self.next_id = FIRST_PARAMETER_ID
         self.of: dict[int, list[Phase]] = {}  # trial number -> its phases, while it may run
 
-    def replay(self, history: list[Trial], space: SearchSpace) -> None:
-        """On resume: feed the phases of ``history`` to the driver's fresh tuner
-        (``feed_phases``), and keep the phases of the trials that will run again."""
-        feed_phases(self.driver.tuner, history, space)
+    def replay(self, history: list[Trial]) -> None:
+        """On resume: keep the phases of the trials of ``history`` that will run again (the
+        fresh tuner learnt the others from ``_history.feed_history``)."""
         for trial in history:
             for phase in trial.phases:
                 self.next_id = max(self.next_id, phase.parameter_id + 1)
-            if trial.phases and not _ended(trial.status):
+            if trial.phases and not ended(trial.status):
                 self.of[trial.number] = list(trial.phases)
 
-    def answer(self, trial: Trial, request: Requested) -> Answer:
-        """Answer ``trial``'s phase request: a parameter set (or None), or None once its
-        result is recorded; or None and why the request is refused."""
+    def answer(self, trial: Trial, request: Requested, tuner: Tuner) -> Answer:
+        """Answer ``trial``'s phase request: a parameter set ``tuner`` proposes (or None), or
+        None once its result is recorded; or None and why the request is refused."""
         spec = request.spec
         unknown = sorted(set(spec) - {"index", "result"})
         index = spec.get("index")
@@ -91,7 +105,7 @@ class Phases:
             )
         known = self.of.get(trial.number, [])
         if "result" in spec:
-            return self._close(trial, known, index, spec["result"], request.time)
+            return self._close(trial, known, index, spec["result"], request.time, tuner)
         if index <= len(known):  # asked before: by an earlier attempt, or read again
             return known[index - 1].params, None
         if index != len(known) + 1:
@@ -99,13 +113,13 @@ class Phases:
                 f"trial {trial.number} asks for phase {index}, but its last phase is "
                 f"{len(known)}: a trial asks for its phases in order"
             )
-        if not self._may_propose(trial):
+        if not self.may_propose(trial):
             return None, None
-        params = self.driver.tuner.suggest(self.next_id)
+        params = tuner.suggest(self.next_id)
         if params is None:
             return None, None
         phase = Phase(
-            self.driver.id,
+            self.experiment_id,
             trial.number,
             index,
             self.next_id,
@@ -115,11 +129,12 @@ class Phases:
         )
         self.next_id += 1
         self.of.setdefault(trial.number, []).append(phase)
-        self.driver.store.put_phase(phase)
+        self.store.put_phase(phase)
         return params, None
 
-    def ended(self, trial: Trial) -> None:
-        """``trial`` ended for good: close the phases it left without a result."""
+    def ended(self, trial: Trial, tuner: Tuner) -> None:
+        """``trial`` ended for good: close the phases it left without a result (``tuner``
+        observes them)."""
         for phase in self.of.pop(trial.number, ()):
             if phase.status is not TrialStatus.RUNNING:
                 continue
@@ -128,12 +143,13 @@ class Phases:
                 f"trial {trial.number} ended {trial.status} before it reported phase "
                 f"{phase.index}'s final result"
             )
-            self._record(replace(phase, status=status, error=error, finished_at=trial.finished_at))
+            closed = replace(phase, status=status, error=error, finished_at=trial.finished_at)
+            self._record(closed, tuner)
 
     def _close(
-        self, trial: Trial, known: list[Phase], index: int, result: Any, when: float
+        self, trial: Trial, known: list[Phase], index: int, result: Any, when: float, tuner: Tuner
     ) -> Answer:
-        """Record phase ``index``'s final result, and tell the tuner."""
+        """Record phase ``index``'s final result, and tell ``tuner``."""
         if index > len(known):
             return None, (
                 f"trial {trial.number} reports a final result for phase {index}, which it "
@@ -147,53 +163,21 @@ class Phases:
         phase = known[index - 1]
         if phase.status is not TrialStatus.RUNNING:  # reported by an earlier attempt: kept
             return None, None
-        driver = self.driver
         try:
-            metrics = driver._normalize(result)
+            metrics = self.rule.normalize(result)
         except MetricsError as exc:  # the store cannot hold it: the trial's call raises
             return None, f"phase {index} of trial {trial.number}: {exc}"
-        value, error = driver._objective_value(metrics)
+        value, error = self.rule.value(metrics)
         status = TrialStatus.SUCCEEDED if error is None else TrialStatus.FAILED
         closed = replace(
             phase, status=status, value=value, metrics=metrics, error=error, finished_at=when
         )
         known[index - 1] = closed
-        self._record(closed)
+        self._record(closed, tuner)
         return None, None
 
-    def _record(self, phase: Phase) -> None:
-        """Store a closed phase; the tuner observes it if its params fit its space."""
-        driver = self.driver
-        driver.store.put_phase(phase)
-        if fits(driver.tuner.space, phase.params):
-            driver.tuner.observe(phase.as_trial())
-
-    def _may_propose(self, trial: Trial) -> bool:
-        """Whether a new phase may be proposed to ``trial`` now: the experiment runs on, its
-        ``max_duration`` is not spent, and the trial is not being stopped."""
-        driver = self.driver
-        if driver.closing or driver.ending is not None or driver.stop_asked is not None:
-            return False
-        if driver.drain_asked:
-            return False
-        if trial.number in driver.stop_reasons:
-            return False
-        limit = driver.options.max_duration
-        return limit is None or driver.elapsed() < limit
-
-
-def feed_phases(tuner: Tuner, trials: Iterable[Trial], space: SearchSpace) -> None:
-    """Give a fresh ``tuner`` the phases of ``trials`` (read from the store): it observes the
-    closed ones whose params fit ``space``, and the open ones are ``requeued`` (their trials
-    run again and get them again). Feed it after the trials: phases have higher numbers."""
-    for trial in trials:
-        for phase in trial.phases:
-            if phase.status is TrialStatus.RUNNING:
-                tuner.requeued(phase.as_trial())
-            elif fits(space, phase.params):
-                tuner.observe(phase.as_trial())
-
-
-def _ended(status: TrialStatus) -> bool:
-    """Whether a stored trial with this status never runs again."""
-    return status.is_finished() and status is not TrialStatus.SYS_CANCELED
+    def _record(self, phase: Phase, tuner: Tuner) -> None:
+        """Store a closed phase; ``tuner`` observes it if its params fit its space."""
+        self.store.put_phase(phase)
+        if fits(tuner.space, phase.params):
+            tuner.observe(phase.as_trial())
