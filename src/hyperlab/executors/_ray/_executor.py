@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import sys
 import time
 import uuid
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from hyperlab.errors import ConfigError
 from hyperlab.executors._exceptions import load_exception
-from hyperlab.executors._output import WatchedLogs, watch_trial_logs
+from hyperlab.executors._output import watch_trial_logs
 from hyperlab.executors._ray._actor import Batch, TrialActor
 from hyperlab.executors._ray._cluster import (
     connect,
@@ -21,13 +19,9 @@ from hyperlab.executors._ray._cluster import (
     parse_resources,
     serialize_objective,
 )
-from hyperlab.executors._ray._files import (
-    checkpoint_names,
-    drop_checkpoints,
-    pack_checkpoints,
-    put_checkpoint,
-    unpack,
-)
+from hyperlab.executors._ray._orphans import NAMESPACE, Orphans, actor_prefix, find_orphans
+from hyperlab.executors._ray._slot import Slot
+from hyperlab.executors._ray._transfer import checkpoints_for, deliver_files
 from hyperlab.executors.base import (
     END_EVENTS,
     Executor,
@@ -41,10 +35,6 @@ from hyperlab.executors.base import (
 
 __all__ = ["RayExecutor"]
 
-Orphans = dict[tuple[str, int], tuple[Any, float | None]]
-"""Detached actors found on adoption: (trial id, attempt) to (actor, trial's start time)."""
-NAMESPACE = "hyperlab"
-"""The Ray namespace of the detached actors a resumed driver looks for."""
 COLLECT_WAIT = 0.5
 """Seconds an actor holds a ``collect`` call open while its trial says nothing."""
 PING_INTERVAL = 10.0
@@ -55,49 +45,6 @@ WAIT_BEFORE_FREEING = 1.0
 """Seconds a trial waits for its actor to be placed before idle actors are let go for it."""
 ACTOR_CONCURRENCY = 8
 """Threads of an actor: one runs the trial, the others answer the driver."""
-
-
-class _Slot:
-    """One actor and the trial it runs."""
-
-    __slots__ = (
-        "actor",
-        "cursor",
-        "deadline",
-        "kill_at",
-        "last",
-        "logs",
-        "node",
-        "ref",
-        "run",
-        "skip",
-        "spec",
-        "started",
-        "submitted",
-    )
-
-    def __init__(self, actor: Any) -> None:
-        self.actor = actor
-        self.node: str | None = None  # the node it runs on, once it said
-        self.spec: TrialSpec | None = None
-        self.ref: Any = None  # the outstanding collect call
-        self.run: Any = None  # the run call
-        self.cursor = 0  # events received of this trial
-        self.skip = 0  # reports of an adopted trial the store already has
-        self.started = False
-        self.submitted = 0.0  # when its trial was given to it (monotonic)
-        self.deadline: float | None = None  # trial_timeout expires (monotonic)
-        self.kill_at: float | None = None  # a stop request's grace expires (monotonic)
-        self.last: dict[str, Any] | None = None  # its last report's metrics
-        self.logs: WatchedLogs | None = None
-
-    def end_trial(self) -> None:
-        self.spec = self.ref = self.run = self.deadline = self.kill_at = self.last = None
-        self.cursor = self.skip = 0
-        self.started = False
-        if self.logs is not None:
-            self.logs.finish()
-            self.logs = None
 
 
 class RayExecutor(Executor):
@@ -157,7 +104,7 @@ class RayExecutor(Executor):
         self._detached = not connect(ray_address)
         self._objective = ray.put(self.objective_bytes)
         self._actor_class = ray.remote(TrialActor)
-        self._slots: list[_Slot] = []
+        self._slots: list[Slot] = []
         self._pending: list[Failed] = []  # trials that could not be started: for poll
         self._losses: dict[int, int] = {}
         self._nodes: list[dict[str, Any]] = []
@@ -191,39 +138,23 @@ class RayExecutor(Executor):
             self._pending.append(Failed(spec.number, time.time(), logs))
             return
         slot = next((s for s in self._slots if s.spec is None), None) or self._new_slot(spec)
-        own, restore = self._checkpoints_for(spec)
+        own, restore = checkpoints_for(spec)
         slot.spec = spec
         slot.logs = logs
         slot.submitted = time.monotonic()
         slot.run = slot.actor.run.remote(spec, own, restore)
         slot.ref = slot.actor.collect.remote(spec.number, 0, COLLECT_WAIT)
 
-    def _new_slot(self, spec: TrialSpec) -> _Slot:
-        experiment = spec.trial_id.rpartition("-")[0] or spec.trial_id
-        name = f"hyperlab-{experiment}-{uuid.uuid4().hex[:8]}"
+    def _new_slot(self, spec: TrialSpec) -> Slot:
+        name = f"{actor_prefix(spec.trial_id)}{uuid.uuid4().hex[:8]}"
         options: dict[str, Any] = dict(self.resources.actor_options())
         options["max_concurrency"] = ACTOR_CONCURRENCY
         if self._detached:
             options |= {"name": name, "namespace": NAMESPACE, "lifetime": "detached"}
         actor = self._actor_class.options(**options).remote(self._objective, self._detached)
-        slot = _Slot(actor)
+        slot = Slot(actor)
         self._slots.append(slot)
         return slot
-
-    @staticmethod
-    def _checkpoints_for(spec: TrialSpec) -> tuple[bytes | None, bytes | None]:
-        """The trial's own checkpoints (a run after others) and the newest of the trial it
-        continues (``restore_from``), as tar bytes for its node."""
-        own = restore = None
-        if spec.trial_dir is not None and not spec.fresh:
-            folder = Path(spec.trial_dir)
-            own = pack_checkpoints(folder, checkpoint_names(folder))
-        if spec.restore_from is not None and spec.trial_dir is not None:
-            folder = Path(spec.trial_dir)
-            if not checkpoint_names(folder):
-                parent = Path(spec.restore_from)
-                restore = pack_checkpoints(parent, checkpoint_names(parent)[-1:])
-        return own, restore
 
     def _cluster(self, *, refresh: bool = False) -> list[dict[str, Any]]:
         """``ray.nodes()``, looked at again at most every ``RECHECK_INTERVAL`` seconds."""
@@ -266,7 +197,7 @@ class RayExecutor(Executor):
                 if slot.spec is None:
                     slot.actor.ping.remote()
 
-    def _receive(self, slot: _Slot, ref: Any) -> None:
+    def _receive(self, slot: Slot, ref: Any) -> None:
         spec = slot.spec
         assert spec is not None
         try:
@@ -292,7 +223,7 @@ class RayExecutor(Executor):
             self._end(slot, Failed(spec.number, time.time(), error))
             return
         slot.cursor += len(batch.events)
-        self._deliver_files(slot, batch)
+        deliver_files(slot.spec, batch)
         for event in batch.events:
             if isinstance(event, Started):
                 if self.trial_timeout is not None:
@@ -315,29 +246,7 @@ class RayExecutor(Executor):
         else:
             slot.ref = slot.actor.collect.remote(spec.number, slot.cursor, COLLECT_WAIT)
 
-    def _deliver_files(self, slot: _Slot, batch: Batch) -> None:
-        spec = slot.spec
-        if spec is None or spec.trial_dir is None:
-            return
-        folder = Path(spec.trial_dir)
-        try:
-            for data, name in ((batch.out, "stdout.log"), (batch.err, "stderr.log")):
-                if data:
-                    with open(folder / name, "ab") as log:
-                        log.write(data)
-            for name, data in batch.checkpoints.items():
-                put_checkpoint(folder, name, data)
-            if batch.checkpoints or batch.end is not None:
-                drop_checkpoints(folder, batch.kept)
-            if batch.files is not None:
-                unpack(batch.files, folder)
-        except OSError as exc:  # the driver's disk: say so in the driver's stderr, go on
-            print(
-                f"hyperlab: trial {spec.number}: its files could not be written: {exc}",
-                file=sys.stderr,
-            )
-
-    def _actor_died(self, slot: _Slot, exc: BaseException) -> None:
+    def _actor_died(self, slot: Slot, exc: BaseException) -> None:
         """The trial's actor is gone: a lost node re-runs the trial, anything else fails it."""
         spec = slot.spec
         assert spec is not None
@@ -366,7 +275,7 @@ class RayExecutor(Executor):
         else:
             self._end(slot, Lost(spec.number, time.time(), f"{where} died: {reason}"))
 
-    def _end(self, slot: _Slot, event: Any) -> None:
+    def _end(self, slot: Slot, event: Any) -> None:
         assert isinstance(event, END_EVENTS)
         slot.end_trial()
         self.listener(event)
@@ -418,7 +327,7 @@ class RayExecutor(Executor):
                 self._kill(slot)
                 excess -= 1
 
-    def _kill(self, slot: _Slot) -> None:
+    def _kill(self, slot: Slot) -> None:
         """Kill the slot's actor (and the trial in it); the slot leaves the pool."""
         with contextlib.suppress(Exception):
             self._ray.kill(slot.actor, no_restart=True)
@@ -442,12 +351,12 @@ class RayExecutor(Executor):
         if not self._detached:
             return None  # its local Ray instance died with the driver that started it
         if self._orphans is None:
-            self._orphans = self._find_orphans(spec)
+            self._orphans = find_orphans(self._ray, spec)
         found = self._orphans.pop((spec.trial_id, spec.attempt), None)
         if found is None:
             return None
         actor, started = found
-        slot = _Slot(actor)
+        slot = Slot(actor)
         self._slots.append(slot)
         slot.spec = spec
         slot.skip = reports
@@ -458,33 +367,6 @@ class RayExecutor(Executor):
         slot.logs = None if isinstance(logs, str) else logs  # its output is lost, not it
         slot.ref = actor.collect.remote(spec.number, 0, COLLECT_WAIT)
         return time.time() if started is None else started
-
-    def _find_orphans(self, spec: TrialSpec) -> Orphans:
-        """The detached actors a dead driver of this experiment left, by the trial they hold
-        (idle ones are killed: a new pool is made as needed)."""
-        ray = self._ray
-        experiment = spec.trial_id.rpartition("-")[0] or spec.trial_id
-        prefix = f"hyperlab-{experiment}-"
-        found: Orphans = {}
-        try:
-            names = ray.util.list_named_actors(all_namespaces=True)
-        except Exception:
-            return found
-        for entry in names:
-            if entry.get("namespace") != NAMESPACE or not entry.get("name", "").startswith(prefix):
-                continue
-            try:
-                actor = ray.get_actor(entry["name"], namespace=NAMESPACE)
-                holds = ray.get(actor.current.remote(), timeout=10)
-            except Exception:
-                continue
-            if holds is None:
-                with contextlib.suppress(Exception):
-                    ray.kill(actor, no_restart=True)
-                continue
-            trial_id, attempt, started = holds
-            found[(trial_id, attempt)] = (actor, started)
-        return found
 
     def detach(self) -> None:
         """Leave detached actors' trials running for the driver that takes over."""
