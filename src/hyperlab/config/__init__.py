@@ -12,6 +12,16 @@ from __future__ import annotations
 from hyperlab.config._files import ExperimentConfig, TrialConfig, load_config
 from hyperlab.config._nni import is_nni_config, translate_nni_config
 from hyperlab.config._options import (
+    ExperimentOptions,
+    GpuConfig,
+    ResearchOptions,
+    describe_validation_error,
+    executor_fields,
+    parse_stored_options,
+    validate_executor_args,
+    validate_options,
+)
+from hyperlab.config._ranges import (
     DEFAULT_MAX_FAILED_TRIALS,
     DEFAULT_MAX_LOG_BYTES,
     DEFAULT_STORE_OUTAGE,
@@ -29,14 +39,8 @@ from hyperlab.config._options import (
     MAX_TRIALS,
     MIN_MAX_LOG_BYTES,
     Concurrency,
-    ExperimentOptions,
-    GpuConfig,
-    ResearchOptions,
     TrialCount,
-    describe_validation_error,
     parse_duration,
-    parse_stored_options,
-    validate_options,
 )
 from hyperlab.config._registry import Registry, check_arguments, class_path, import_path
 
@@ -68,11 +72,13 @@ __all__ = [
     "check_arguments",
     "class_path",
     "describe_validation_error",
+    "executor_fields",
     "import_path",
     "is_nni_config",
     "load_config",
     "parse_duration",
     "parse_stored_options",
     "translate_nni_config",
+    "validate_executor_args",
     "validate_options",
 ]

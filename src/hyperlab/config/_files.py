@@ -8,12 +8,18 @@ import difflib
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hyperlab.config._nni import is_nni_config, translate_nni_config
-from hyperlab.config._options import ExperimentOptions, GpuConfig, describe_validation_error
+from hyperlab.config._options import (
+    EXECUTOR_DOC,
+    Doc,
+    ExperimentOptions,
+    GpuConfig,
+    describe_validation_error,
+)
 from hyperlab.errors import ConfigError
 
 
@@ -23,9 +29,17 @@ class TrialConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    command: str | None = None
-    function: str | None = None
-    code_dir: str = "."
+    command: Annotated[str | None, Doc("string", default="one of command/function")] = Field(
+        None,
+        description="a shell command; it reads its parameters with `hyperlab.get_params()` (or "
+        "`nni.get_next_parameter()`) and reports with `hyperlab.report(...)` (or `nni.report_*`)",
+    )
+    function: Annotated[
+        str | None, Doc('`"package.module:attribute"`', default="one of command/function")
+    ] = Field(None, description="a Python objective, imported with `code_dir` first on `sys.path`")
+    code_dir: Annotated[str, Doc("path")] = Field(
+        ".", description="the command's working directory / where the function's module is"
+    )
 
     @model_validator(mode="after")
     def _one_of(self) -> TrialConfig:
@@ -51,11 +65,30 @@ class ExperimentConfig(ExperimentOptions):
     every field.
     """
 
-    search_space: dict[str, Any] | str
-    trial: TrialConfig
-    executor: str | None = None  # type: ignore[assignment]  # default depends on the trial
-    storage: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
+    search_space: Annotated[
+        dict[str, Any] | str, Doc("mapping or path", python="the `space` argument")
+    ] = Field(
+        description="the parameters to search, in NNI's search-space format (`choice`, "
+        "`randint`, `uniform`, `quniform`, `loguniform`, `qloguniform`, `normal`, `qnormal`, "
+        "`lognormal`, `qlognormal`, nested choices)",
+    )
+    trial: Annotated[TrialConfig, Doc("mapping (below)", python="the `objective` argument")] = (
+        Field(description="what each trial runs")
+    )
+    executor: Annotated[str | None, EXECUTOR_DOC] = Field(  # type: ignore[assignment]
+        None, description=ExperimentOptions.model_fields["executor"].description
+    )  # its default depends on the trial
+    storage: Annotated[
+        str | None, Doc("URL", default="`$HYPERLAB_HOME/hyperlab.db`", python="`storage=`")
+    ] = Field(
+        None,
+        description="`sqlite:///path.db`, `postgresql://user@host/db`, or `:memory:`; a "
+        "relative SQLite path is relative to the config file's folder; `hyperlab --storage URL` "
+        "overrides it",
+    )
+    env: Annotated[
+        dict[str, str], Doc("mapping of strings", python="`CommandTrial(..., env=...)`")
+    ] = Field(default_factory=dict, description="extra environment variables for command trials")
 
     @model_validator(mode="before")
     @classmethod

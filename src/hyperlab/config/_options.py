@@ -1,5 +1,5 @@
-"""The run options (``ExperimentOptions``, ``GpuConfig``, ``ResearchOptions``): their ranges,
-durations, and how a stored or given set of options is validated.
+"""The run options (``ExperimentOptions``, ``GpuConfig``, ``ResearchOptions``), what documents
+each of them (``Doc``), and how a stored or given set of options is validated.
 
 Every entry point (``hyperlab.run``, ``Experiment``, config files, the REST API) validates
 through these models; a bad value becomes a ``ConfigError`` that names the field, the value
@@ -8,9 +8,9 @@ received and what was expected.
 
 from __future__ import annotations
 
-import math
 import os
-import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -19,94 +19,63 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
+    model_validator,
 )
 
+from hyperlab.config._ranges import (
+    DEFAULT_MAX_LOG_BYTES,
+    DEFAULT_STORE_OUTAGE,
+    MAX_CHECKPOINTS,
+    MAX_CONCURRENCY,
+    MAX_DURATION,
+    MAX_GPU_CHECK_DELAY,
+    MAX_GPU_CHECKS,
+    MAX_GPUS,
+    MAX_ITERATIONS,
+    MAX_MAX_LOG_BYTES,
+    MAX_NODE_FAILURES,
+    MAX_STORE_OUTAGE,
+    MAX_TRIALS,
+    MIN_MAX_LOG_BYTES,
+    Concurrency,
+    TrialCount,
+    parse_duration,
+)
 from hyperlab.errors import ConfigError
 from hyperlab.trial import Mode
 
-DEFAULT_MAX_FAILED_TRIALS = 10
-"""Consecutive failed trials after which an experiment ends in ERROR, unless set otherwise."""
 
-DEFAULT_MAX_LOG_BYTES = 50 * 1024 * 1024
-"""The cap on each of a trial's ``stdout.log`` and ``stderr.log``, unless set otherwise."""
-MIN_MAX_LOG_BYTES = 1024
-"""The smallest cap ``max_log_bytes`` takes."""
+@dataclass(frozen=True)
+class Doc:
+    """What the docs and the Python signatures say of an option beyond its model field (its
+    ``Field(description=...)`` says what it means); read by ``hyperlab.config._generate``.
 
-# ---- ranges: the bounds of every number a user sets ---------------------------------------
-# The options below, the control requests that change them on a running experiment
-# (``hyperlab.store``), the REST API's bodies and the CLI's flags all take these bounds, so a
-# value is accepted or refused alike wherever it is given. docs/config.md lists them (Ranges)
-# and says why each is where it is.
-
-MAX_CONCURRENCY = 10_000
-"""The most trials at once (``concurrency``, a research's ``workers`` and ``branches``)."""
-MAX_TRIAL_NUMBER = 2**31 - 1
-"""The largest trial number (trial numbers are 32-bit integers in the store)."""
-MAX_TRIALS = MAX_TRIAL_NUMBER
-"""The most trials a count may name: ``max_trials``, ``max_failed_trials``, ``fail_fast``, a
-research's configs and repetitions (no experiment can number more); what stands for "no end"
-where a number is needed (Optuna's ``optimize`` without ``n_trials``, Ray's unlimited
-failures)."""
-MAX_DURATION = 10 * 365 * 86400.0
-"""The longest duration, in seconds (ten years): ``max_duration``, ``trial_timeout``."""
-MAX_CHECKPOINTS = MAX_TRIALS
-"""The most checkpoints a trial keeps (``checkpoint_keep``): any count, keeping costs only
-the checkpoints the trial writes (Ray's "keep them all" is this)."""
-MAX_MAX_LOG_BYTES = 1 << 40
-"""The largest cap ``max_log_bytes`` takes (1 TiB; ``None`` keeps everything)."""
-MAX_NODE_FAILURES = 1000
-"""The most re-runs of a trial whose Ray node died (``max_node_failures``)."""
-MAX_STORE_OUTAGE = 86400.0
-"""The longest a running experiment rides out a database that does not answer, in seconds
-(a day: ``store_outage``)."""
-DEFAULT_STORE_OUTAGE = 60.0
-"""How long a running experiment rides out a database that does not answer, unless set
-otherwise (seconds)."""
-MAX_GPUS = 1024
-"""The most devices a trial holds, and trials one device holds (``gpus.per_trial``,
-``gpus.max_trials_per_gpu``)."""
-MAX_GPU_CHECKS = 10_000
-"""The most looks at a device's free memory before a trial fails (``gpus.n_gpu_checks``)."""
-MAX_GPU_CHECK_DELAY = 3600.0
-"""The longest wait between two looks, in seconds (``gpus.gpu_check_delay``)."""
-MAX_ITERATIONS = 1_000_000_000
-"""The most iterations of a research's units (``research.n_iters``)."""
-
-Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
-"""Trials at once: 1 .. ``MAX_CONCURRENCY``."""
-TrialCount = Annotated[int, Field(ge=1, le=MAX_TRIALS)]
-"""A number of trials: 1 .. ``MAX_TRIALS``."""
-
-_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([smhd]?)\s*$")
-
-
-def parse_duration(value: Any, field: str) -> float | None:
-    """Seconds from a number or a string like ``"90s"``, ``"30m"``, ``"2h"``, ``"1d"``.
-
-    Raises:
-        ConfigError: naming ``field`` when the value is not a positive duration of at most
-            ``MAX_DURATION`` seconds.
+    Attributes:
+        type: What a config file gives, for the options table (``"integer, 1 .. 10,000"``).
+        api: The keyword's type in ``hyperlab.run`` and ``Experiment``, where it is an option
+            of theirs (it may be wider than the field's: ``"float | str | None"`` for a
+            duration); None for a config-file field.
+        default: The table's default, where the field's default does not say it.
+        executor: An executor option: given in ``executor_args`` in Python.
+        python: What stands for a config-file field in Python, for the table.
     """
-    if value is None:
-        return None
-    seconds: float | None = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        seconds = float(value)
-    elif isinstance(value, str) and (match := _DURATION.match(value)):
-        seconds = float(match.group(1)) * _UNITS[match.group(2) or "s"]
-    if seconds is None or not math.isfinite(seconds) or seconds <= 0:
-        raise ConfigError(
-            f"{field}: expected a positive number of seconds or a string like '90s', '30m', "
-            f"'2h', '1d', got {value!r}"
-        )
-    if seconds > MAX_DURATION:
-        raise ConfigError(
-            f"{field}: expected at most {MAX_DURATION:.0f} seconds (3650d, ten years), "
-            f"got {value!r}"
-        )
-    return seconds
+
+    type: str
+    api: str | None = None
+    default: str | None = None
+    executor: bool = False
+    python: str | None = None
+
+
+EXECUTOR_DOC = Doc(
+    "`command`, `processes`, `threads`, `inprocess`, `ray`",
+    "str",
+    "`inprocess`; in config files `command` for commands, `processes` for functions",
+)
+"""The ``Doc`` of ``executor``, whose default differs in config files."""
+_LOG_CAP = "52428800 (50 MiB)"
 
 
 class GpuConfig(BaseModel):
@@ -120,12 +89,36 @@ class GpuConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    indices: list[Any] | Literal["auto"] = "auto"
-    per_trial: int = Field(default=1, ge=1, le=MAX_GPUS)
-    max_trials_per_gpu: int = Field(default=1, ge=1, le=MAX_GPUS)
-    memory_ratio: float | None = Field(default=None, gt=0, le=1)
-    n_gpu_checks: int = Field(default=3, ge=1, le=MAX_GPU_CHECKS)
-    gpu_check_delay: float = Field(default=5.0, ge=0, le=MAX_GPU_CHECK_DELAY)
+    indices: Annotated[
+        list[Annotated[int, Field(ge=0)]] | Literal["auto"],
+        Doc("list of non-negative integers, or `auto`"),
+    ] = Field("auto", description="devices trials may use; `auto` lists them with `nvidia-smi`")
+    per_trial: Annotated[int, Doc("integer, 1 .. 1,024")] = Field(
+        1, ge=1, le=MAX_GPUS, description="devices each trial holds (its `CUDA_VISIBLE_DEVICES`)"
+    )
+    max_trials_per_gpu: Annotated[int, Doc("integer, 1 .. 1,024")] = Field(
+        1,
+        ge=1,
+        le=MAX_GPUS,
+        description="trials one device may hold at once; a trial waits while none is free",
+    )
+    memory_ratio: Annotated[float | None, Doc("number in (0, 1], or `null`")] = Field(
+        None,
+        gt=0,
+        le=1,
+        description="before a trial starts, each of its devices must have this fraction of its "
+        "total memory free (BatchFlow's `memory_ratio`); `null` starts trials without looking. "
+        "See [GPU memory checks](#gpu-memory-checks)",
+    )
+    n_gpu_checks: Annotated[int, Doc("integer, 1 .. 10,000")] = Field(
+        3,
+        ge=1,
+        le=MAX_GPU_CHECKS,
+        description="how many times to look at the free memory before the trial fails",
+    )
+    gpu_check_delay: Annotated[float, Doc("seconds, 0 .. 3,600")] = Field(
+        5.0, ge=0, le=MAX_GPU_CHECK_DELAY, description="time between two looks"
+    )
 
     @field_validator("memory_ratio", "n_gpu_checks", "gpu_check_delay", mode="before")
     @classmethod
@@ -133,6 +126,37 @@ class GpuConfig(BaseModel):
         if isinstance(value, bool):
             raise ValueError(f"gpus.{info.field_name}: expected a number, got {value!r}")
         return value
+
+    @field_validator("indices", mode="before")
+    @classmethod
+    def _indices(cls, value: Any) -> Any:
+        """The messages ``DevicePool`` gives for the same indices."""
+        if value == "auto":
+            return value
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise ValueError(f"gpus.indices: expected a list of device indices, got {value!r}")
+        values = list(value)
+        if not values:
+            raise ValueError(
+                "gpus.indices: expected at least one device index, got [] (no GPU was detected?)"
+            )
+        for index in values:
+            if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+                raise ValueError(
+                    f"gpus.indices: expected non-negative integers, got {index!r} in {values}"
+                )
+            if values.count(index) > 1:
+                raise ValueError(f"gpus.indices: device {index} appears twice in {values}")
+        return values
+
+    @model_validator(mode="after")
+    def _fits(self) -> GpuConfig:
+        if self.indices != "auto" and self.per_trial > len(self.indices):
+            raise ValueError(
+                f"gpus.per_trial: {self.per_trial} devices per trial is more than the "
+                f"{len(self.indices)} in gpus.indices={self.indices}"
+            )
+        return self
 
 
 class ResearchOptions(BaseModel):
@@ -164,38 +188,183 @@ def _duration_field(cls: type, value: Any, info: ValidationInfo) -> float | None
 
 
 class ExperimentOptions(BaseModel):
-    """How an experiment runs. See ``hyperlab.run`` for what each option means."""
+    """How an experiment runs: the one definition of every option of ``hyperlab.run``,
+    ``Experiment`` and config files (docs/config.md, "Fields", is generated from it)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str | None = None
-    metric: str | None = None
-    mode: Mode = Mode.MIN
-    tuner: str = "auto"
-    tuner_args: dict[str, Any] = Field(default_factory=dict)
-    assessor: str | None = None
-    assessor_args: dict[str, Any] = Field(default_factory=dict)
-    checkpoint_keep: int = Field(default=1, ge=1, le=MAX_CHECKPOINTS)
-    max_trials: TrialCount | None = None
-    max_duration: float | None = Field(default=None, gt=0, le=MAX_DURATION)
-    concurrency: Concurrency = 1
-    executor: str = "inprocess"
-    trial_timeout: float | None = Field(default=None, gt=0, le=MAX_DURATION)
-    max_failed_trials: TrialCount | None = None
-    continue_on_failure: bool = True
-    fail_fast: bool | int = True
-    seed: int | None = Field(default=None, ge=0, lt=2**63)
-    gpus: GpuConfig | None = None
-    working_dir: str | None = None
-    max_log_bytes: int | None = Field(
-        default=DEFAULT_MAX_LOG_BYTES, ge=MIN_MAX_LOG_BYTES, le=MAX_MAX_LOG_BYTES
+    name: Annotated[str | None, Doc("string", "str | None")] = Field(
+        None, description="shown by `hyperlab ls` and `show`"
     )
-    echo_output: bool = False
+    metric: Annotated[str | None, Doc("string", "str | None", "`default` or the only metric")] = (
+        Field(None, description="which reported metric is the objective")
+    )
+    mode: Annotated[Mode, Doc("`min` or `max`", 'Mode | Literal["min", "max"]')] = Field(
+        Mode.MIN, description="which way is better"
+    )
+    tuner: Annotated[str, Doc("name or `{name, args}`", "str | type[Tuner] | Tuner")] = Field(
+        "auto",
+        description="the tuner (see [tuners.md](tuners.md)): a name (`auto` picks by the space "
+        "and the trials so far; `tpe`, `gp`, `random`, NNI's `TPE`, `GridSearch`...), a "
+        "`package.module:Class` path; in Python also a `Tuner` subclass, or a `Tuner` instance "
+        "built for this space and mode (stored as it is before its first trial, so that "
+        "`resume` rebuilds it)",
+    )
+    tuner_args: Annotated[dict[str, Any], Doc("mapping", "dict[str, Any] | None")] = Field(
+        default_factory=dict,
+        description="the tuner's constructor arguments, when `tuner` is a name or a class",
+    )
+    assessor: Annotated[
+        str | None, Doc("name or `{name, args}`", "str | type[Assessor] | Assessor | None")
+    ] = Field(
+        None,
+        description="early stopping or a scheduler acting on the trials' intermediate reports: "
+        "`median`, `curvefit`, `asha`, `hyperband`, `pbt` (NNI's `Medianstop`, `Curvefitting`, "
+        "`Hyperband` too), a `package.module:Class` path; in Python also an `Assessor` "
+        "subclass, or an `Assessor` instance (stored as it is before the first trial, so that "
+        "`resume` rebuilds it). See [early-stopping.md](early-stopping.md)",
+    )
+    assessor_args: Annotated[dict[str, Any], Doc("mapping", "dict[str, Any] | None")] = Field(
+        default_factory=dict,
+        description="the assessor's constructor arguments, when `assessor` is a name or a class",
+    )
+    checkpoint_keep: Annotated[int, Doc("integer, 1 .. 2^31 - 1", "int")] = Field(
+        1,
+        ge=1,
+        le=MAX_CHECKPOINTS,
+        description="how many of its latest `hyperlab.checkpoint()`s each trial keeps",
+    )
+    max_trials: Annotated[TrialCount | None, Doc("integer, 1 .. 2^31 - 1", "int | None")] = Field(
+        None, description="trials to create at most"
+    )
+    max_duration: Annotated[
+        float | None,
+        Doc("seconds or `90s`/`30m`/`2h`/`1d`, up to 3650d", "float | str | None"),
+    ] = Field(
+        None,
+        gt=0,
+        le=MAX_DURATION,
+        description="experiment time: the wall-clock time some driver ran the experiment, "
+        "summed over resumes; when it is reached no trial starts and the running ones are "
+        "cancelled (SYS_CANCELED), as far as their executor can interrupt them (see "
+        "[Budgets](#budgets)). A budget (`max_trials`, `max_duration`, or a finite grid) is "
+        "required",
+    )
+    concurrency: Annotated[Concurrency, Doc("integer, 1 .. 10,000", "int")] = Field(
+        1, description="trials at once"
+    )
+    executor: Annotated[str, EXECUTOR_DOC] = Field(
+        "inprocess",
+        description="where trials run (`ray`: on a Ray cluster, `pip install 'hyperlab[ray]'`, "
+        "see [cluster.md](cluster.md)); in Python, `command` runs a `CommandTrial`",
+    )
+    trial_timeout: Annotated[
+        float | None, Doc("seconds or duration string, up to 3650d", "float | str | None")
+    ] = Field(
+        None,
+        gt=0,
+        le=MAX_DURATION,
+        description="a trial running longer is FAILED (a command's process group gets SIGTERM, "
+        "then SIGKILL)",
+    )
+    max_failed_trials: Annotated[
+        TrialCount | None, Doc("integer, 1 .. 2^31 - 1", "int | None", "10")
+    ] = Field(
+        None,
+        description="consecutive failed trials after which the experiment ends in ERROR",
+    )
+    continue_on_failure: Annotated[bool, Doc("boolean", "bool")] = Field(
+        True,
+        description="false ends the experiment at the first failed trial, in ERROR; `run` then "
+        "raises that trial's own exception (for `inprocess` and `threads` trials the object "
+        "itself, for `processes` trials an unpickled copy) with a note naming the trial and the "
+        "experiment, or a `TrialError` quoting its error when there is no exception to raise "
+        "(command trials, crashes, timeouts)",
+    )
+    fail_fast: Annotated[bool | int, Doc("boolean, or 1 .. 2^31 - 1", "bool | int")] = Field(
+        True,
+        description="while no trial has succeeded, end the experiment in ERROR as soon as the "
+        "first `max(3, concurrency)` trials (or this many, given a number) all failed the same "
+        "way; false never does",
+    )
+    seed: Annotated[int | None, Doc("integer, 0 .. 2^63 - 1", "int | None", "random")] = Field(
+        None,
+        ge=0,
+        lt=2**63,
+        description="the experiment seed; every random stream, and each trial's "
+        "`hyperlab.trial_seed()`, derive from it",
+    )
+    gpus: Annotated[
+        GpuConfig | None,
+        Doc("mapping (below)", "GpuConfig | Mapping[str, Any] | None", executor=True),
+    ] = Field(
+        None,
+        description="place trials on accelerators; each trial sees its devices in "
+        "`CUDA_VISIBLE_DEVICES` (command and process trials) and `hyperlab.trial_devices()`",
+    )
+    working_dir: Annotated[
+        str | None, Doc("path", "str | os.PathLike[str] | None", "`$HYPERLAB_HOME/experiments`")
+    ] = Field(None, description="where the experiment's folder (`<id>/trials/<number>/`) goes")
+    max_log_bytes: Annotated[
+        int | None,
+        Doc("integer, 1,024 .. 2^40 (1 TiB), or `null`", "int | None", _LOG_CAP, executor=True),
+    ] = Field(
+        DEFAULT_MAX_LOG_BYTES,
+        ge=MIN_MAX_LOG_BYTES,
+        le=MAX_MAX_LOG_BYTES,
+        description="at most how many bytes of a trial's output its `stdout.log` and "
+        "`stderr.log` each keep: past it, a log keeps its first half-cap and its latest bytes, "
+        "with one line between them saying how many bytes were dropped; `null` keeps "
+        "everything (NNI configs get the default). Function trials' logs are capped the same way",
+    )
+    echo_output: Annotated[bool, Doc("boolean", "bool", executor=True)] = Field(
+        False,
+        description="also write each trial's output to the driver's stdout and stderr, every "
+        "line prefixed with `[trial N] `; by default it goes to the trial's `stdout.log` and "
+        "`stderr.log` only",
+    )
     research: ResearchOptions | None = None
-    ray_address: str | None = None
-    resources: dict[str, float | int | str] | None = None
-    max_node_failures: int = Field(default=3, ge=0, le=MAX_NODE_FAILURES)
-    store_outage: float = Field(default=DEFAULT_STORE_OUTAGE, gt=0, le=MAX_STORE_OUTAGE)
+    """What makes the experiment a research (``hyperlab.Research`` sets it)."""
+    ray_address: Annotated[
+        str | None,
+        Doc("`auto`, `host:port`, `ray://host:port`, or `null`", "str | None", executor=True),
+    ] = Field(
+        None,
+        description="with executor `ray`, the cluster to run trials on; `null` joins the "
+        "cluster `ray.init()` finds by itself, or starts a local one ([cluster.md](cluster.md))",
+    )
+    resources: Annotated[
+        dict[str, float | int | str] | None,
+        Doc(
+            "mapping of resource to amount",
+            "Mapping[str, float | int | str] | None",
+            "`{cpu: 1}`",
+            executor=True,
+        ),
+    ] = Field(
+        None,
+        description="with executor `ray`, what each trial holds on its node: `cpu`, `gpu` (a "
+        "fraction shares one GPU), `memory` (bytes or `4GiB`), and custom Ray resources by name",
+    )
+    max_node_failures: Annotated[int, Doc("integer, 0 .. 1,000", "int", executor=True)] = Field(
+        3,
+        ge=0,
+        le=MAX_NODE_FAILURES,
+        description="with executor `ray`, how many times a trial whose node dies runs again "
+        "(`attempt + 1`, from its last checkpoint) before it fails",
+    )
+    store_outage: Annotated[
+        float, Doc("seconds or duration string, > 0 .. 86,400 (`1d`)", "float | str")
+    ] = Field(
+        DEFAULT_STORE_OUTAGE,
+        gt=0,
+        le=MAX_STORE_OUTAGE,
+        description="how long a running experiment rides out a database that does not answer "
+        "(a restart, a lost connection, a SQLite lock held past its busy timeout): its trials "
+        "run on and their results wait in memory while the driver tries again; past it the "
+        "driver stops with `StoreUnavailable`, whose message says how to continue. See [When "
+        "the database does not answer](#when-the-database-does-not-answer)",
+    )
     suggested: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Recorded by the driver: the distributions trials defined as they ran
     (``hyperlab.suggest``), name to NNI spec."""
@@ -274,17 +443,64 @@ def validate_options(**options: Any) -> ExperimentOptions:
         raise ConfigError(describe_validation_error(exc)) from None
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line per invalid field: its name, what is wrong, and the value received."""
+def executor_fields() -> list[str]:
+    """The executor's own options (``gpus``, ``max_log_bytes``...): those whose ``Doc`` says
+    ``executor``, given in ``executor_args`` in Python."""
+    return [
+        name
+        for name, field in ExperimentOptions.model_fields.items()
+        if any(isinstance(m, Doc) and m.executor for m in field.metadata)
+    ]
+
+
+_ExecutorArgs = create_model(
+    "ExecutorArgs",
+    __config__=ConfigDict(extra="forbid", frozen=True),
+    **{
+        name: (
+            ExperimentOptions.model_fields[name].annotation,
+            ExperimentOptions.model_fields[name],
+        )
+        for name in executor_fields()
+    },  # type: ignore[call-overload]
+)
+
+
+def validate_executor_args(args: Any) -> dict[str, Any]:
+    """``executor_args`` of ``hyperlab.run`` and ``Experiment`` checked and converted (a mapping
+    of ``gpus`` to a ``GpuConfig``...): the options it gives, by name.
+
+    Raises:
+        ConfigError: not a mapping, an unknown name or a bad value, naming
+            ``executor_args.<option>``, the value and what was expected.
+    """
+    if args is None:
+        return {}
+    if not isinstance(args, Mapping):
+        raise ConfigError(
+            f"executor_args: expected a mapping of the executor's options "
+            f"({', '.join(executor_fields())}), got {args!r}"
+        )
+    try:
+        checked = _ExecutorArgs.model_validate(dict(args))
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, prefix="executor_args.")) from None
+    return {name: getattr(checked, name) for name in args}
+
+
+def describe_validation_error(exc: ValidationError, *, prefix: str = "") -> str:
+    """One line per invalid field: its name (after ``prefix``, such as ``"executor_args."``),
+    what is wrong, and the value received."""
     lines = []
     for err in exc.errors():
-        field = ".".join(str(part) for part in err["loc"]) or "options"
+        field = prefix + ".".join(str(part) for part in err["loc"]) or "options"
         message = err["msg"]
         if message.startswith("Value error, "):  # raised by our validators: already complete
-            lines.append(message.removeprefix("Value error, "))
+            lines.append(prefix + message.removeprefix("Value error, "))
             continue
         if err["type"] == "extra_forbidden":
-            lines.append(f"{field}: unknown option")
+            known = f"; the executor's options are: {', '.join(executor_fields())}"
+            lines.append(f"{field}: unknown option" + (known if prefix else ""))
             continue
         lines.append(f"{field}: {message[0].lower()}{message[1:]}, got {err.get('input')!r}")
     return "; ".join(lines)

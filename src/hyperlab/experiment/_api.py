@@ -17,25 +17,21 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
+
+from typing_extensions import Unpack
 
 from hyperlab._steering import budget_changes
-from hyperlab.assessors.base import Assessor
-from hyperlab.config import (
-    DEFAULT_MAX_LOG_BYTES,
-    DEFAULT_STORE_OUTAGE,
-    GpuConfig,
-    validate_options,
-)
+from hyperlab.config import validate_options
 from hyperlab.errors import ConfigError
 from hyperlab.experiment._callbacks import Callback
 from hyperlab.experiment._experiment import Experiment
+from hyperlab.experiment._keywords import Options
+from hyperlab.experiment._parts import check_keywords
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._setup import load_objective
 from hyperlab.space import SearchSpace
 from hyperlab.store import Store
-from hyperlab.trial import Mode
-from hyperlab.tuners.base import Tuner
 
 __all__ = ["load", "resume", "run"]
 
@@ -44,38 +40,18 @@ def run(
     objective: Callable[..., Any],
     space: SearchSpace | Mapping[str, Any] | str | os.PathLike,
     *,
-    metric: str | None = None,
-    mode: Mode | Literal["min", "max"] = Mode.MIN,
-    tuner: str | type[Tuner] | Tuner = "auto",
-    tuner_args: dict[str, Any] | None = None,
-    assessor: str | type[Assessor] | None = None,
-    assessor_args: dict[str, Any] | None = None,
-    max_trials: int | None = None,
-    max_duration: float | str | None = None,
-    concurrency: int = 1,
-    executor: str = "inprocess",
-    trial_timeout: float | str | None = None,
-    max_failed_trials: int | None = None,
-    continue_on_failure: bool = True,
-    fail_fast: bool | int = True,
     storage: str | os.PathLike | None = None,
-    seed: int | None = None,
-    name: str | None = None,
     id: str | None = None,
-    gpus: GpuConfig | Mapping[str, Any] | None = None,
-    working_dir: str | os.PathLike | None = None,
-    checkpoint_keep: int = 1,
-    max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
-    echo_output: bool = False,
-    ray_address: str | None = None,
-    resources: Mapping[str, float | int | str] | None = None,
-    max_node_failures: int = 3,
-    store_outage: float | str = DEFAULT_STORE_OUTAGE,
     progress: bool | float | None = None,
     callbacks: Sequence[Callback] | None = None,
     resume: str | None = None,
+    **options: Unpack[Options],
 ) -> Result:
     """Run an experiment to its end and return its ``Result``.
+
+    Every option (``max_trials``, ``tuner``, ``concurrency``, ``executor_args``...) is a
+    keyword of the same name: docs/config.md, "Fields", lists them with their types, defaults
+    and meanings (``hyperlab.experiment._keywords.Options`` has the same for IDEs).
 
     Args:
         objective: ``f(params) -> float | dict``, a generator yielding intermediate results,
@@ -83,66 +59,11 @@ def run(
             ``hyperlab.report``.
         space: A ``SearchSpace``, a dict of parameters (builders or NNI specs), or a path to
             an NNI search-space JSON file.
-        metric: Which reported metric is the objective; defaults to ``default`` or the only one.
-        mode: ``"min"`` or ``"max"``.
-        tuner: A tuner name (the default ``"auto"`` picks by the space and the trials so far,
-            see docs/tuners.md; ``"tpe"``, ``"gp"``, ``"random"``, NNI's ``"TPE"``,
-            ``"GridSearch"``...; see ``hyperlab.tuners.tuner_names()``), a
-            ``"package.module:Class"`` path, a ``Tuner`` subclass, or a ``Tuner`` instance built
-            for this ``space`` and ``mode`` (it is stored as it is before its first trial, so
-            ``resume`` rebuilds it).
-        tuner_args: Keyword arguments for the tuner's constructor (not with an instance).
-        assessor: Early stopping or a scheduler acting on the trials' intermediate reports:
-            ``"median"``, ``"curvefit"``, ``"asha"``, ``"hyperband"``, ``"pbt"`` (NNI's
-            ``"Medianstop"``, ``"Curvefitting"``...), a ``"module:Class"`` path or an
-            ``Assessor`` subclass; None for none. See docs/early_stopping.md.
-        assessor_args: Keyword arguments for the assessor (``min_resource``...).
-        max_trials: Trials to create at most. A budget (this, ``max_duration`` or a finite
-            grid) is required.
-        max_duration: Experiment time, summed over resumes: seconds, or ``"90s"``, ``"30m"``,
-            ``"2h"``; running trials are cancelled (SYS_CANCELED) when it is reached.
-        concurrency: Trials at once.
-        executor: ``"inprocess"``, ``"threads"``, ``"processes"``, ``"command"`` (for a
-            ``CommandTrial``) or ``"ray"`` (``pip install 'hyperlab[ray]'``; docs/cluster.md).
-        trial_timeout: A trial running longer is FAILED.
-        max_failed_trials: Consecutive failures that end the experiment in ERROR (default 10).
-        continue_on_failure: False ends the experiment at the first failed trial, in ERROR,
-            and ``run`` then raises that trial's own exception (for ``inprocess`` and
-            ``threads`` trials the object itself, for ``processes`` trials an unpickled copy),
-            with a note naming the trial and the experiment, or a ``TrialError`` quoting its
-            error when there is no exception to raise (command trials, crashes, timeouts).
-        fail_fast: While no trial has succeeded, end the experiment in ERROR as soon as the
-            first ``max(3, concurrency)`` trials (or this many, given a number) all failed
-            the same way; False never does.
         storage: ``None`` for ``$HYPERLAB_HOME/hyperlab.db``, ``":memory:"``, a
             ``sqlite:///`` URL or a ``postgresql://`` URL.
-        seed: The experiment seed; every random stream derives from it.
-        name: A name to show in listings.
         id: The experiment's id, instead of 8 random characters: 1 to 32 lowercase letters,
             digits, ``-`` or ``_``, starting with a letter or a digit, not already in the
             store (``ConfigError`` otherwise, before anything is written).
-        gpus: Place trials on accelerators: ``{"indices": [0, 1] | "auto", "per_trial": 1,
-            "max_trials_per_gpu": 1}``; each trial sees its devices in ``CUDA_VISIBLE_DEVICES``
-            (command and process trials) and ``hyperlab.trial_devices()``.
-        working_dir: Folder for the experiment's files (default: the hyperlab home).
-        checkpoint_keep: How many of its latest checkpoints (``hyperlab.checkpoint``) each
-            trial keeps.
-        max_log_bytes: Cap on each ``stdout.log`` / ``stderr.log`` of a command trial (its
-            head and tail are kept); None keeps everything.
-        echo_output: Also echo function trials' output (captured to their logs) to the
-            driver's stdout and stderr.
-        ray_address: With ``executor="ray"``: ``"auto"``, ``"host:port"`` or
-            ``"ray://host:port"`` of a running Ray cluster; None uses the Ray instance this
-            process is connected to, or starts a local one.
-        resources: With ``executor="ray"``, what each trial holds on its node: ``{"cpu": 1,
-            "gpu": 0.5, "memory": "4GiB", "<custom resource>": 1}`` (default one CPU).
-        max_node_failures: With ``executor="ray"``, how many times a trial whose node dies
-            runs again (``attempt + 1``, from its last checkpoint) before it fails.
-        store_outage: How long (seconds, or ``"90s"``, ``"5m"``) the experiment rides out a
-            database that does not answer (a restart, a lost connection, a SQLite lock held
-            past its busy timeout): its trials run on and their results wait in memory while
-            the driver tries again; past it the driver stops with ``StoreUnavailable``, whose
-            message says how to continue the experiment.
         progress: False for silence; by default a live bar on a terminal, and a plain line
             every 30 s (and each tenth of the trials) elsewhere; a number sets those seconds.
         callbacks: Objects whose ``on_trial_start(trial)``, ``on_report(trial, report)`` and
@@ -152,6 +73,8 @@ def run(
         resume: Continue this experiment (id or unique name) instead of creating one (its
             stored options are kept; ``max_trials`` and ``max_duration`` given here replace
             its budget).
+        **options: The options of docs/config.md; an executor option given as a keyword of
+            its own (``gpus=``, not in ``executor_args``) is deprecated (``DeprecationWarning``).
 
     Raises:
         ConfigError: An option is invalid (nothing is written then).
@@ -164,6 +87,7 @@ def run(
             how to resume (interrupted trials run again).
     """
     if resume is not None:
+        check_keywords(options)
         if id is not None:
             raise ConfigError(
                 f"id: {id!r} given with resume={resume!r}; a resumed experiment keeps its id"
@@ -173,41 +97,19 @@ def run(
             storage=storage,
             objective=objective,
             progress=progress,
-            changes=budget_changes(max_trials=max_trials, max_duration=max_duration),
+            changes=budget_changes(
+                max_trials=options.get("max_trials"), max_duration=options.get("max_duration")
+            ),
             callbacks=callbacks,
         )
     return Experiment(
         objective,
         space,
-        metric=metric,
-        mode=mode,
-        tuner=tuner,
-        tuner_args=tuner_args,
-        assessor=assessor,
-        assessor_args=assessor_args,
-        max_trials=max_trials,
-        max_duration=max_duration,
-        concurrency=concurrency,
-        executor=executor,
-        trial_timeout=trial_timeout,
-        max_failed_trials=max_failed_trials,
-        continue_on_failure=continue_on_failure,
-        fail_fast=fail_fast,
         storage=storage,
-        seed=seed,
-        name=name,
         id=id,
-        gpus=gpus,
-        working_dir=working_dir,
-        checkpoint_keep=checkpoint_keep,
-        max_log_bytes=max_log_bytes,
-        echo_output=echo_output,
-        ray_address=ray_address,
-        resources=resources,
-        max_node_failures=max_node_failures,
-        store_outage=store_outage,
         progress=progress,
         callbacks=callbacks,
+        **options,
     ).run()
 
 

@@ -38,15 +38,16 @@ def with_budget(options: ExperimentOptions, tuner: Tuner) -> ExperimentOptions:
 
 
 def make_assessor(
-    options: ExperimentOptions, tuner: Tuner, assessor: str | type[Assessor] | None
+    options: ExperimentOptions, tuner: Tuner, assessor: str | type[Assessor] | Assessor | None
 ) -> Assessor | None:
     """The experiment's assessor: the one ``assessor`` names (with ``assessor_args``, and the
-    tuner's search space), or the tuner itself when it schedules its trials too (``bohb``);
-    None for no early stopping.
+    tuner's search space) or is (an instance, used as it is), or the tuner itself when it
+    schedules its trials too (``bohb``); None for no early stopping.
 
     Raises:
-        ConfigError: an unknown name, bad arguments, or an assessor beside a tuner that
-            schedules its own trials.
+        ConfigError: an unknown name, bad arguments, an instance with ``assessor_args`` or
+            another mode than the experiment's, or an assessor beside a tuner that schedules
+            its own trials.
     """
     if isinstance(tuner, Assessor):
         if assessor is not None:
@@ -62,14 +63,17 @@ def make_assessor(
                 f"assessor_args: given ({sorted(options.assessor_args)}) without an assessor"
             )
         return None
-    made = create_assessor(
-        assessor,
-        mode=options.mode,
-        metric=options.metric,
-        seed=options.seed or 0,
-        space=tuner.space,
-        args=options.assessor_args,
-    )
+    if isinstance(assessor, Assessor):
+        made = _checked_instance(assessor, options, tuner)
+    else:
+        made = create_assessor(
+            assessor,
+            mode=options.mode,
+            metric=options.metric,
+            seed=options.seed or 0,
+            space=tuner.space,
+            args=options.assessor_args,
+        )
     if options.concurrency < made.min_concurrency():
         raise ConfigError(
             f"concurrency: the {options.assessor!r} assessor needs at least "
@@ -77,6 +81,27 @@ def make_assessor(
             f"{options.concurrency}"
         )
     return made
+
+
+def _checked_instance(assessor: Assessor, options: ExperimentOptions, tuner: Tuner) -> Assessor:
+    """An assessor given as an instance, as ``create_tuner`` takes a tuner instance: built by
+    the caller, so no ``assessor_args``, and the experiment's mode; the experiment's metric and
+    space where it was built without."""
+    name = type(assessor).__name__
+    if options.assessor_args:
+        raise ConfigError(
+            f"assessor_args: an assessor given as an instance ({name}) takes no "
+            f"assessor_args, got {sorted(options.assessor_args)}; pass its arguments to its "
+            "constructor"
+        )
+    if assessor.mode is not options.mode:
+        raise ConfigError(
+            f"assessor: the {name} instance has mode={assessor.mode.value!r}, "
+            f"the experiment mode={options.mode.value!r}"
+        )
+    assessor.metric = options.metric if assessor.metric is None else assessor.metric
+    assessor.space = tuner.space if assessor.space is None else assessor.space
+    return assessor
 
 
 def check_round_trips(

@@ -80,7 +80,8 @@ class ExperimentRecord:
         objective_path: The folder the objective's module was imported from, put on
             ``sys.path`` again to unpickle it on ``resume`` (None for ``__main__``).
         tuner: The cloudpickled tuner, for a tuner given as an instance (so that ``resume``
-            rebuilds it as it was); None for one given by name or class.
+            rebuilds it as it was), or ``{"tuner": tuner or None, "assessor": assessor}`` for
+            an assessor given as an instance; None when both were given by name or class.
         started_at: When a driver first ran it; stays the first start across resumes.
         finished_at: When it last ended.
         error: Why it ended in ERROR.

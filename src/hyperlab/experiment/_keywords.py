@@ -1,0 +1,156 @@
+"""The keyword options of ``hyperlab.run`` and ``hyperlab.Experiment``, as types: what
+each takes and what it means (docs/config.md, "Fields", says the same in a table).
+
+Written by ``python -m hyperlab.config._generate`` from ``hyperlab.config.ExperimentOptions``,
+the one definition of the options; tests/config/test_options_once.py checks it is current.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict
+
+from hyperlab.assessors.base import Assessor
+from hyperlab.config import GpuConfig
+from hyperlab.trial import Mode
+from hyperlab.tuners.base import Tuner
+
+__all__ = ["ExecutorArgs", "Options"]
+
+
+class ExecutorArgs(TypedDict, total=False):
+    """The options of ``executor_args``: those of the executor alone."""
+
+    gpus: GpuConfig | Mapping[str, Any] | None
+    """Place trials on accelerators; each trial sees its devices in ``CUDA_VISIBLE_DEVICES``
+    (command and process trials) and ``hyperlab.trial_devices()``."""
+
+    max_log_bytes: int | None
+    """At most how many bytes of a trial's output its ``stdout.log`` and ``stderr.log`` each keep:
+    past it, a log keeps its first half-cap and its latest bytes, with one line between them
+    saying how many bytes were dropped; ``null`` keeps everything (NNI configs get the default).
+    Function trials' logs are capped the same way."""
+
+    echo_output: bool
+    """Also write each trial's output to the driver's stdout and stderr, every line prefixed with
+    ``[trial N] ``; by default it goes to the trial's ``stdout.log`` and ``stderr.log`` only."""
+
+    ray_address: str | None
+    """With executor ``ray``, the cluster to run trials on; ``null`` joins the cluster
+    ``ray.init()`` finds by itself, or starts a local one (cluster.md)."""
+
+    resources: Mapping[str, float | int | str] | None
+    """With executor ``ray``, what each trial holds on its node: ``cpu``, ``gpu`` (a fraction
+    shares one GPU), ``memory`` (bytes or ``4GiB``), and custom Ray resources by name."""
+
+    max_node_failures: int
+    """With executor ``ray``, how many times a trial whose node dies runs again (``attempt + 1``,
+    from its last checkpoint) before it fails."""
+
+
+class Options(TypedDict, total=False):
+    """The keyword options of ``run`` and ``Experiment``; any left out takes its default."""
+
+    name: str | None
+    """Shown by ``hyperlab ls`` and ``show``."""
+
+    metric: str | None
+    """Which reported metric is the objective."""
+
+    mode: Mode | Literal["min", "max"]
+    """Which way is better."""
+
+    tuner: str | type[Tuner] | Tuner
+    """The tuner (see tuners.md): a name (``auto`` picks by the space and the trials so far;
+    ``tpe``, ``gp``, ``random``, NNI's ``TPE``, ``GridSearch``...), a ``package.module:Class``
+    path; in Python also a ``Tuner`` subclass, or a ``Tuner`` instance built for this space and
+    mode (stored as it is before its first trial, so that ``resume`` rebuilds it)."""
+
+    tuner_args: dict[str, Any] | None
+    """The tuner's constructor arguments, when ``tuner`` is a name or a class."""
+
+    assessor: str | type[Assessor] | Assessor | None
+    """Early stopping or a scheduler acting on the trials' intermediate reports: ``median``,
+    ``curvefit``, ``asha``, ``hyperband``, ``pbt`` (NNI's ``Medianstop``, ``Curvefitting``,
+    ``Hyperband`` too), a ``package.module:Class`` path; in Python also an ``Assessor``
+    subclass, or an ``Assessor`` instance (stored as it is before the first trial, so that
+    ``resume`` rebuilds it). See early-stopping.md."""
+
+    assessor_args: dict[str, Any] | None
+    """The assessor's constructor arguments, when ``assessor`` is a name or a class."""
+
+    checkpoint_keep: int
+    """How many of its latest ``hyperlab.checkpoint()``s each trial keeps."""
+
+    max_trials: int | None
+    """Trials to create at most."""
+
+    max_duration: float | str | None
+    """Experiment time: the wall-clock time some driver ran the experiment, summed over resumes;
+    when it is reached no trial starts and the running ones are cancelled (SYS_CANCELED), as far
+    as their executor can interrupt them (see Budgets). A budget (``max_trials``,
+    ``max_duration``, or a finite grid) is required."""
+
+    concurrency: int
+    """Trials at once."""
+
+    executor: str
+    """Where trials run (``ray``: on a Ray cluster, ``pip install 'hyperlab[ray]'``, see
+    cluster.md); in Python, ``command`` runs a ``CommandTrial``."""
+
+    trial_timeout: float | str | None
+    """A trial running longer is FAILED (a command's process group gets SIGTERM, then SIGKILL)."""
+
+    max_failed_trials: int | None
+    """Consecutive failed trials after which the experiment ends in ERROR."""
+
+    continue_on_failure: bool
+    """False ends the experiment at the first failed trial, in ERROR; ``run`` then raises that
+    trial's own exception (for ``inprocess`` and ``threads`` trials the object itself, for
+    ``processes`` trials an unpickled copy) with a note naming the trial and the experiment, or
+    a ``TrialError`` quoting its error when there is no exception to raise (command trials,
+    crashes, timeouts)."""
+
+    fail_fast: bool | int
+    """While no trial has succeeded, end the experiment in ERROR as soon as the first ``max(3,
+    concurrency)`` trials (or this many, given a number) all failed the same way; false never
+    does."""
+
+    seed: int | None
+    """The experiment seed; every random stream, and each trial's ``hyperlab.trial_seed()``, derive
+    from it."""
+
+    working_dir: str | os.PathLike[str] | None
+    """Where the experiment's folder (``<id>/trials/<number>/``) goes."""
+
+    store_outage: float | str
+    """How long a running experiment rides out a database that does not answer (a restart, a lost
+    connection, a SQLite lock held past its busy timeout): its trials run on and their results
+    wait in memory while the driver tries again; past it the driver stops with
+    ``StoreUnavailable``, whose message says how to continue. See When the database does not
+    answer."""
+
+    executor_args: ExecutorArgs | Mapping[str, Any] | None
+    """The executor's own options, checked as the others are: ``gpus``, ``max_log_bytes``,
+    ``echo_output``, ``ray_address``, ``resources``, ``max_node_failures``."""
+
+    # deprecated: the executor's options, given as keywords of their own
+
+    gpus: GpuConfig | Mapping[str, Any] | None
+    """Deprecated: give it in ``executor_args`` (``executor_args={'gpus': ...}``)."""
+
+    max_log_bytes: int | None
+    """Deprecated: give it in ``executor_args`` (``executor_args={'max_log_bytes': ...}``)."""
+
+    echo_output: bool
+    """Deprecated: give it in ``executor_args`` (``executor_args={'echo_output': ...}``)."""
+
+    ray_address: str | None
+    """Deprecated: give it in ``executor_args`` (``executor_args={'ray_address': ...}``)."""
+
+    resources: Mapping[str, float | int | str] | None
+    """Deprecated: give it in ``executor_args`` (``executor_args={'resources': ...}``)."""
+
+    max_node_failures: int
+    """Deprecated: give it in ``executor_args`` (``executor_args={'max_node_failures': ...}``)."""
