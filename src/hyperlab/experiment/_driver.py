@@ -9,7 +9,6 @@ experiment's rows, always from one thread.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import traceback
 import uuid
@@ -17,8 +16,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from hyperlab._interrupts import interrupts_deferred
 from hyperlab.assessors.base import Assessor, Resume, Stop
@@ -48,6 +45,7 @@ from hyperlab.experiment._objective import ObjectiveRule
 from hyperlab.experiment._outage import StoreOutage
 from hyperlab.experiment._phases import Phases
 from hyperlab.experiment._progress import make_progress
+from hyperlab.experiment._records import TrialRecords
 from hyperlab.experiment._requests import DefinedByRun, known_part
 from hyperlab.experiment._resume import adopt_orphans, replay, run_again, still_queued
 from hyperlab.experiment._scheduling import Scheduling, Verdict
@@ -70,29 +68,6 @@ def budget_left(options: ExperimentOptions, created: int, elapsed: float) -> boo
     return (max_trials is None or created < max_trials) and (
         max_duration is None or elapsed < max_duration
     )
-
-
-SEED_BLOCK = 256
-
-
-class TrialSeeds:
-    """Trial ``n``'s seed: a 32-bit value derived from the experiment's seed and ``n`` alone.
-
-    Seeds are drawn ``SEED_BLOCK`` at a time from ``SeedSequence(seed, spawn_key=(1, block))``.
-    """
-
-    def __init__(self, experiment_seed: int) -> None:
-        self.experiment_seed = experiment_seed
-        self._block = -1
-        self._seeds: list[int] = []
-
-    def __call__(self, number: int) -> int:
-        block, index = divmod(number, SEED_BLOCK)
-        if block != self._block:
-            sequence = np.random.SeedSequence(self.experiment_seed, spawn_key=(1, block))
-            self._seeds = sequence.generate_state(SEED_BLOCK).tolist()
-            self._block = block
-        return self._seeds[index]
 
 
 class Driver:
@@ -138,7 +113,6 @@ class Driver:
         self.store = store
         self.record = record
         self.id = record.id
-        self.trial_seed = TrialSeeds(record.seed)
         self.options = options
         self.by_run = DefinedByRun(tuner.space, options.suggested)
         history = history or []
@@ -153,8 +127,8 @@ class Driver:
         )
         self.tuner = took.tuner  # it learnt the history
         self.executor = executor
-        self.trials_dir = str(experiment_dir / "trials")
         self.clock = clock
+        self.records = TrialRecords(record.id, record.seed, clock, str(experiment_dir / "trials"))
         self.server_url = server_url
         self.started = threading.Event()
         self.scheduling = Scheduling(assessor)
@@ -473,7 +447,7 @@ class Driver:
                 if paused is not None:
                     self._stop_paused(paused, now)
             elif not spent:  # a Branch
-                trial = self.new_trial_record(self.next_number, action.params, parent=action.parent)
+                trial = self.records.new(self.next_number, action.params, parent=action.parent)
                 self.next_number += 1
                 self.requeue.append(trial)
                 queued = True
@@ -534,39 +508,12 @@ class Driver:
                 self.exhausted = True
             return None
         self.next_number += 1
-        return self.new_trial_record(number, params)
-
-    def new_trial_record(
-        self,
-        number: int,
-        params: dict[str, Any],
-        *,
-        parent: int | None = None,
-        source: str | None = None,
-    ) -> Trial:
-        """A new WAITING trial of this experiment, created now."""
-        return Trial(
-            self.id,
-            number,
-            params,
-            seed=self.trial_seed(number),
-            created_at=self.clock.time(),
-            parent=parent,
-            source=source,
-        )
+        return self.records.new(number, params)
 
     def _spec(self, trial: Trial) -> TrialSpec:
-        restore = None if trial.parent is None else f"{self.trials_dir}{os.sep}{trial.parent}"
-        return TrialSpec(
-            trial.number,
-            trial.id,
-            trial.params,
-            trial.seed,
-            f"{self.trials_dir}{os.sep}{trial.number}",
-            trial.attempt,
-            restore_from=restore,
+        return self.records.spec(
+            trial,
             checkpoint_keep=self.options.checkpoint_keep,
-            ran_before=trial.started_at is not None,  # a paused trial resumed
             round_trip=self.scheduling.assessor is not None,  # decisions act at that report
         )
 
@@ -598,18 +545,7 @@ class Driver:
             if trial.number in self.reruns:
                 self.reruns.discard(trial.number)
                 started = trial.started_at or started  # a replay starts it when it first did
-            trial = Trial(
-                self.id,
-                trial.number,
-                trial.params,
-                TrialStatus.RUNNING,
-                trial.attempt,
-                seed=trial.seed,
-                created_at=trial.created_at,
-                started_at=started,
-                parent=trial.parent,
-                source=trial.source,
-            )
+            trial = self.records.started(trial, started)
             self.active[trial.number] = trial
             self.store.put_trial(trial)
             self.scheduling.started(trial, event.time)
@@ -754,22 +690,8 @@ class Driver:
         params = trial.params
         if self.asked and status is not TrialStatus.PAUSED:  # it keeps them until it ends
             params = self.by_run.used(params, self.asked.pop(trial.number, None))
-        trial = Trial(
-            self.id,
-            trial.number,
-            params,
-            status,
-            trial.attempt,
-            value,
-            metrics or {},
-            (),
-            error,
-            trial.seed,
-            trial.created_at,
-            trial.started_at,
-            when,
-            trial.parent,
-            trial.source,
+        trial = self.records.ended(
+            trial, params, status, when, value=value, metrics=metrics or {}, error=error
         )
         del self.active[trial.number]
         reported = trial.number in self.reported
@@ -848,7 +770,7 @@ class Driver:
             self._install(self._retuned(self.by_run.space()))
             self.store.update_experiment(self.id, space=change.space.to_nni())
         if change.add is not None:
-            trial = self.new_trial_record(self.next_number, change.add, source=CUSTOM_TRIAL)
+            trial = self.records.new(self.next_number, change.add, source=CUSTOM_TRIAL)
             self.next_number += 1
             self.store.put_trial(trial)
             self.requeue.append(trial)
