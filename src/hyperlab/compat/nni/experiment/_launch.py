@@ -4,22 +4,32 @@ and ``Foreground``), ``spawn_driver`` runs ``hyperlab resume`` in a process of i
 outlives this one (``RunMode.Detach``, with ``hyperlab.experiment.start_detached``, as
 ``hyperlab run --detach``). Both return once the driver holds the experiment (waiting as
 ``hyperlab.experiment.wait_for_driver``, up to ``DRIVER_START_WAIT`` seconds), or raise saying
-why it did not start.
+why it did not start. ``stop_driver`` asks a running driver to stop and waits for it.
 """
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import threading
 import time
 from collections.abc import Mapping
 from typing import Any
 
+from hyperlab.compat.nni.experiment._rest_source import RestSource
+from hyperlab.compat.nni.experiment._source import FINISHED, Source
 from hyperlab.errors import HyperlabError
 from hyperlab.experiment import DRIVER_START_WAIT, start_detached, wait_for_driver
 from hyperlab.store import Store
 
-__all__ = ["DriverThread", "spawn_driver"]
+__all__ = ["POLL", "STOP_WAIT", "DriverThread", "spawn_driver", "stop_driver"]
+
+_logger = logging.getLogger("hyperlab.compat.nni.experiment")
+
+POLL = 0.1
+"""Seconds between two looks at the experiment's status while waiting for it."""
+STOP_WAIT = 60.0
+"""Seconds ``stop`` waits for the driver to stop the experiment."""
 
 
 class DriverThread:
@@ -108,3 +118,28 @@ def spawn_driver(
     for name, value in (changes or {}).items():
         options += ["--" + name.replace("_", "-"), str(value)]
     return start_detached(store, experiment_id, options).process
+
+
+def stop_driver(source: Source, experiment_id: str) -> str | None:
+    """Ask the experiment's driver to stop, through ``source``, and wait up to ``STOP_WAIT``
+    seconds for it to end the experiment.
+
+    Returns:
+        The last status read (``STOPPED`` when a connected experiment's REST API went away
+        with it), or None when the experiment had ended already.
+    """
+    try:
+        status = source.status()
+        if status in FINISHED:
+            return None
+        source.request_stop()
+        deadline = time.monotonic() + STOP_WAIT
+        while status not in FINISHED and time.monotonic() < deadline:
+            time.sleep(POLL)
+            status = source.status()
+    except HyperlabError as exc:  # a connected experiment's server went away with it
+        if not isinstance(source, RestSource):
+            raise
+        _logger.debug("experiment %s: %s", experiment_id, exc)
+        status = "STOPPED"
+    return status

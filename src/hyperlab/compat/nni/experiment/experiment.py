@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import atexit
 import enum
-import functools
 import json
 import logging
 import os
@@ -41,51 +40,36 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ValidationError
-
-from hyperlab.compat.nni.experiment._launch import DriverThread, spawn_driver
+from hyperlab.compat.nni.experiment._calls import SourceCalls
+from hyperlab.compat.nni.experiment._launch import (
+    POLL,
+    STOP_WAIT,
+    DriverThread,
+    spawn_driver,
+    stop_driver,
+)
 from hyperlab.compat.nni.experiment._rest_source import RestSource
 from hyperlab.compat.nni.experiment._resume import resume_changes
-from hyperlab.compat.nni.experiment._source import FINISHED, Source, trial_number
+from hyperlab.compat.nni.experiment._source import FINISHED, Source
 from hyperlab.compat.nni.experiment._store_source import StoreSource
 from hyperlab.compat.nni.experiment._translate import nni_message, to_hyperlab
 from hyperlab.compat.nni.experiment.config import ExperimentConfig
-from hyperlab.compat.nni.experiment.data import TrialJob, TrialMetricData, TrialResult
-from hyperlab.config import describe_validation_error, parse_duration
-from hyperlab.errors import ConfigError, ExperimentNotFound, HyperlabError
+from hyperlab.errors import ConfigError, ExperimentNotFound
 from hyperlab.executors import CommandTrial
 from hyperlab.experiment import Experiment as HyperlabExperiment
 from hyperlab.experiment import check_id
 from hyperlab.server import TOKEN_FILE, BackgroundServer, check_serving, serve_in_background
-from hyperlab.space import SearchSpace
-from hyperlab.store import (
-    ID_ALPHABET,
-    ControlRequest,
-    KillTrial,
-    SetConcurrency,
-    SetMaxDuration,
-    SetMaxTrials,
-    Store,
-    UpdateSearchSpace,
-)
+from hyperlab.store import ID_ALPHABET, Store
 
 __all__ = ["Experiment", "RunMode"]
 
 _logger = logging.getLogger("hyperlab.compat.nni.experiment")
 
-POLL = 0.1
-"""Seconds between two looks at the experiment's status while waiting for it."""
-STOP_WAIT = 60.0
-"""Seconds ``stop`` waits for the driver to stop the experiment."""
 CONFIG_FILE = "nni-config.json"
 """The NNI config as given (NNI's camelCase), kept in the experiment's folder."""
-
-R = TypeVar("R")
-M = TypeVar("M", bound=BaseModel)
 
 
 class RunMode(enum.Enum):
@@ -102,28 +86,8 @@ class RunMode(enum.Enum):
     Detach = "detach"
 
 
-class _ClassOrInstanceMethod(Generic[R]):
-    """A method also callable on the class, with ``self`` None (NNI's docs call
-    ``Experiment.get_all_experiments_metadata()``)."""
-
-    def __init__(self, method: Callable[[Any], R]) -> None:
-        self._method = method
-        self.__doc__ = method.__doc__
-
-    def __get__(self, obj: Experiment | None, owner: type | None = None) -> Callable[[], R]:
-        return functools.partial(self._method, obj)
-
-
 def _say(message: str) -> None:
     print(f"hyperlab: {message}", file=sys.stderr, flush=True)
-
-
-def _request(model: type[M], field: str, **payload: Any) -> M:
-    """The control request, or ConfigError naming the NNI ``field`` and the value."""
-    try:
-        return model.model_validate(payload, strict=True)
-    except ValidationError as exc:
-        raise ConfigError(f"{field}: {describe_validation_error(exc)}") from None
 
 
 def _as_experiment(obj: object) -> Experiment:
@@ -132,7 +96,7 @@ def _as_experiment(obj: object) -> Experiment:
     return obj if isinstance(obj, Experiment) else Experiment(None, id=str(obj))
 
 
-class Experiment:
+class Experiment(SourceCalls):
     """An NNI experiment, run by hyperlab.
 
     Args:
@@ -293,12 +257,15 @@ class Experiment:
                 f"{self._open_store().masked_url}: give a config, or the id of an experiment"
             )
         config = to_hyperlab(self.config)
+        options = config.options()
+        fields = options.model_dump(exclude={"gpus", "suggested", "budget_signals"})
         trial: Any = CommandTrial(config.trial.command or "", code_dir=config.trial.code_dir)
         try:
-            return HyperlabExperiment.from_options(
+            return HyperlabExperiment(
                 trial,
                 config.search_space,
-                config.options(),
+                **fields,
+                gpus=options.gpus,
                 storage=self.storage,
                 id=self.id,
                 progress=False,
@@ -333,7 +300,14 @@ class Experiment:
         atexit.unregister(self.stop)
         if self._controls_driver:
             _logger.info("Stopping experiment %s, please wait...", self.id)
-            self._stop_driver(self._reads)
+            status = stop_driver(self._reads, self.id)
+            if status in FINISHED:
+                _say(
+                    f"experiment {self.id} stopped ({status}); continue it with "
+                    f"Experiment(None, id={self.id!r}).resume() or `hyperlab resume {self.id}`"
+                )
+            elif status is not None:
+                _say(f"experiment {self.id} has not stopped within {STOP_WAIT:g}s ({status})")
             self._controls_driver = False
         if self._thread is not None:
             self._thread.join(STOP_WAIT)
@@ -343,29 +317,6 @@ class Experiment:
         self._url, self.port = None, None
         if isinstance(self._source, RestSource):  # reads now go to the store (``storage``)
             self._source = None
-
-    def _stop_driver(self, source: Source) -> None:
-        try:
-            status = source.status()
-            if status in FINISHED:
-                return
-            source.request_stop()
-            deadline = time.monotonic() + STOP_WAIT
-            while status not in FINISHED and time.monotonic() < deadline:
-                time.sleep(POLL)
-                status = source.status()
-        except HyperlabError as exc:  # a connected experiment's server went away with it
-            if not isinstance(source, RestSource):
-                raise
-            _logger.debug("experiment %s: %s", self.id, exc)
-            status = "STOPPED"
-        if status in FINISHED:
-            _say(
-                f"experiment {self.id} stopped ({status}); continue it with "
-                f"Experiment(None, id={self.id!r}).resume() or `hyperlab resume {self.id}`"
-            )
-        else:
-            _say(f"experiment {self.id} has not stopped within {STOP_WAIT:g}s ({status})")
 
     def _stop_portal(self) -> None:
         if self._portal is not None:
@@ -541,111 +492,3 @@ class Experiment:
         status = source.status()
         _say(f"connected to port {port}: experiment {experiment.id}, status {status}")
         return experiment
-
-    # ---- reading -----------------------------------------------------------------------------
-
-    def get_status(self) -> str:
-        """NNI's status: ``INITIALIZED``, ``RUNNING``, ``NO_MORE_TRIAL``, ``STOPPING``,
-        ``DONE``, ``STOPPED`` or ``ERROR`` (also when its driver was lost)."""
-        return self._reads.status()
-
-    def get_trial_job(self, trial_job_id: str) -> TrialJob:
-        """The trial whose id is ``trial_job_id`` (``<experiment id>-<number>``).
-
-        Raises:
-            TrialNotFound: naming the id, when there is no such trial.
-        """
-        return TrialJob(**self._reads.trial_job(trial_job_id))
-
-    def list_trial_jobs(self) -> list[TrialJob]:
-        """Every trial, in number order."""
-        return [TrialJob(**job) for job in self._reads.trial_jobs()]
-
-    def get_job_statistics(self) -> list[dict[str, Any]]:
-        """How many trials have each status: ``[{'trialJobStatus', 'trialJobNumber'}]``."""
-        return self._reads.job_statistics()
-
-    def get_job_metrics(self, trial_job_id: str | None = None) -> dict[str, list[TrialMetricData]]:
-        """The results trials reported (intermediate and final), by trial job id; of one trial
-        with ``trial_job_id``."""
-        metrics: dict[str, list[TrialMetricData]] = {}
-        for record in self._reads.metric_data(trial_job_id):
-            metrics.setdefault(record["trialJobId"], []).append(TrialMetricData(**record))
-        return metrics
-
-    def get_experiment_profile(self) -> dict[str, Any]:
-        """NNI's experiment profile: ``id``, ``params`` (the config in NNI's camelCase),
-        ``execDuration`` (s), ``logDir``, ``startTime``, ``endTime`` (ms), ``nextSequenceId``."""
-        return self._reads.profile()
-
-    def get_experiment_metadata(self, exp_id: str) -> dict[str, Any]:
-        """The entry of ``exp_id`` in NNI's experiment manifest (``{}`` if there is none)."""
-        entries = self.get_all_experiments_metadata()
-        return next((entry for entry in entries if entry["id"] == exp_id), {})
-
-    @_ClassOrInstanceMethod
-    def get_all_experiments_metadata(self: Experiment | None) -> list[dict[str, Any]]:
-        """NNI's experiment manifest of every experiment of the store: ``id``,
-        ``experimentName``, ``status``, ``port``, ``pid`` of a live driver, ``webuiUrl``...
-
-        Called on the class, it reads the default store (``$HYPERLAB_HOME/hyperlab.db``).
-        """
-        experiment = Experiment(None) if self is None else self
-        return experiment._reads.experiments_info()
-
-    def export_data(self) -> list[TrialResult]:
-        """Every succeeded trial's parameters and final result."""
-        return [TrialResult(**result) for result in self._reads.export_data()]
-
-    # ---- changing a running experiment ---------------------------------------------------------
-
-    def _control(self, request: ControlRequest) -> None:
-        self._reads.control(request)
-        _logger.info("experiment %s: %s applied", self.id, request.kind)
-
-    def update_trial_concurrency(self, value: int) -> None:
-        """Run up to ``value`` trials at once from now on.
-
-        Raises:
-            ConfigError: ``value`` is not a positive integer, or the experiment is not running.
-        """
-        self._control(_request(SetConcurrency, "trial_concurrency", value=value))
-
-    def update_max_trial_number(self, value: int) -> None:
-        """Create ``value`` trials in all (the experiment ends once they ended).
-
-        Raises:
-            ConfigError: ``value`` is not a positive integer, or the experiment is not running.
-        """
-        self._control(_request(SetMaxTrials, "max_trial_number", value=value))
-
-    def update_max_experiment_duration(self, value: str | int | float) -> None:
-        """End the experiment once it has run ``value``: ``'90s'``, ``'30m'``, ``'2h'``,
-        ``'1d'`` or seconds, counted from its start (summed over resumes).
-
-        Raises:
-            ConfigError: ``value`` is not a positive duration, or the experiment is not running.
-        """
-        seconds = parse_duration(value, "max_experiment_duration")
-        self._control(_request(SetMaxDuration, "max_experiment_duration", value=seconds))
-
-    def update_search_space(self, value: dict[str, Any]) -> None:
-        """Propose from ``value`` (NNI's search-space JSON) from now on; the tuner learns again
-        from the finished trials that fit it.
-
-        Raises:
-            SearchSpaceError: the space is invalid (naming the parameter).
-            ConfigError: the experiment is not running, or its tuner cannot take the space.
-        """
-        space = SearchSpace.coerce(value).to_nni()
-        self._control(_request(UpdateSearchSpace, "search_space", space=space))
-
-    def kill_trial_job(self, trial_job_id: str) -> None:
-        """Kill a waiting or running trial: it ends USER_CANCELED.
-
-        Raises:
-            TrialNotFound: no trial has this id.
-            ConfigError: the trial is not waiting or running, or the experiment is not running.
-        """
-        number = trial_number(self.id, trial_job_id)
-        self._control(KillTrial(number=number))
