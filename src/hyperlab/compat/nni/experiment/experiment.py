@@ -257,15 +257,12 @@ class Experiment(SourceCalls):
                 f"{self._open_store().masked_url}: give a config, or the id of an experiment"
             )
         config = to_hyperlab(self.config)
-        options = config.options()
-        fields = options.model_dump(exclude={"gpus", "suggested", "budget_signals"})
         trial: Any = CommandTrial(config.trial.command or "", code_dir=config.trial.code_dir)
         try:
-            return HyperlabExperiment(
+            return HyperlabExperiment.from_options(
                 trial,
                 config.search_space,
-                **fields,
-                gpus=options.gpus,
+                config.options(),
                 storage=self.storage,
                 id=self.id,
                 progress=False,
