@@ -14,6 +14,7 @@ import queue
 import threading
 from typing import TYPE_CHECKING, Any
 
+from hyperlab.compat.optuna._handle import StudyHandle
 from hyperlab.compat.optuna._objective import result
 from hyperlab.compat.optuna.trial import Trial, TrialState
 from hyperlab.errors import HyperlabError, TrialStopped
@@ -21,7 +22,6 @@ from hyperlab.experiment import Callback
 from hyperlab.reporting.context import TrialContext, current
 
 if TYPE_CHECKING:
-    from hyperlab.compat.optuna._study import Study
     from hyperlab.experiment import Experiment
     from hyperlab.trial import Trial as Record
 
@@ -36,7 +36,7 @@ TOLD_WAIT = 60.0
 class AskTell(Callback):
     """One ask-and-tell session of a study (see the module's docstring)."""
 
-    def __init__(self, study: Study) -> None:
+    def __init__(self, study: StudyHandle) -> None:
         self.study = study
         self.experiment: Experiment | None = None
         self._started: queue.Queue[TrialContext] = queue.Queue()

@@ -5,15 +5,13 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hyperlab.compat.optuna._handle import StudyHandle
 from hyperlab.compat.optuna.exceptions import TrialPruned
 from hyperlab.compat.optuna.trial import USER_ATTRS, Trial
 from hyperlab.errors import HyperlabError, TrialStopped
 from hyperlab.reporting.context import current
-
-if TYPE_CHECKING:
-    from hyperlab.compat.optuna._study import Study
 
 __all__ = ["Objective"]
 
@@ -31,7 +29,10 @@ class Objective:
     """
 
     def __init__(
-        self, study: Study, func: Callable[[Trial], Any], catch: tuple[type[BaseException], ...]
+        self,
+        study: StudyHandle,
+        func: Callable[[Trial], Any],
+        catch: tuple[type[BaseException], ...],
     ) -> None:
         self.study = study
         self.func = func

@@ -14,8 +14,9 @@ import enum
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hyperlab.compat.optuna._handle import StudyHandle
 from hyperlab.compat.optuna.distributions import (
     BaseDistribution,
     CategoricalChoiceType,
@@ -29,9 +30,6 @@ from hyperlab.errors import TrialStopped
 from hyperlab.reporting.context import TrialContext
 from hyperlab.trial import Trial as Record
 from hyperlab.trial import TrialStatus
-
-if TYPE_CHECKING:
-    from hyperlab.compat.optuna._study import Study
 
 __all__ = ["BaseTrial", "FrozenTrial", "Trial", "TrialState"]
 
@@ -153,7 +151,7 @@ class Trial(BaseTrial):
 
     def __init__(
         self,
-        study: Study,
+        study: StudyHandle,
         context: TrialContext,
         fixed: dict[str, Any] | None = None,
         grid: frozenset[str] = frozenset(),
