@@ -16,6 +16,7 @@ from hyperlab.compat.ray.tune._plan import make_plan
 from hyperlab.compat.ray.tune._refuse import refuse
 from hyperlab.compat.ray.tune._results import ResultGrid
 from hyperlab.compat.ray.tune._trainable import Resourced
+from hyperlab.config import executor_fields
 
 if TYPE_CHECKING:
     from hyperlab.experiment import Experiment
@@ -74,7 +75,9 @@ class Tuner:
         from hyperlab.experiment import Experiment
 
         plan = self._plan
-        experiment = Experiment(plan.objective, plan.space, **plan.options)
+        options = dict(plan.options)  # the executor's own go in executor_args
+        executor = {name: options.pop(name) for name in executor_fields() if name in options}
+        experiment = Experiment(plan.objective, plan.space, **options, executor_args=executor)
         result = run_experiment(experiment, plan.fail_fast)
         self._results = ResultGrid(
             result, plan.objective.template, plan.metric, plan.mode, experiment.folder
