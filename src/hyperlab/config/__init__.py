@@ -15,11 +15,6 @@ from hyperlab.config._options import (
     ExperimentOptions,
     GpuConfig,
     ResearchOptions,
-    describe_validation_error,
-    executor_fields,
-    parse_stored_options,
-    validate_executor_args,
-    validate_options,
 )
 from hyperlab.config._ranges import (
     DEFAULT_MAX_FAILED_TRIALS,
@@ -43,6 +38,13 @@ from hyperlab.config._ranges import (
     parse_duration,
 )
 from hyperlab.config._registry import Registry, check_arguments, class_path, import_path
+from hyperlab.config._validate import (
+    describe_validation_error,
+    executor_fields,
+    parse_stored_options,
+    validate_executor_args,
+    validate_options,
+)
 
 __all__ = [
     "DEFAULT_MAX_FAILED_TRIALS",

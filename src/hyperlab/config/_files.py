@@ -18,8 +18,8 @@ from hyperlab.config._options import (
     Doc,
     ExperimentOptions,
     GpuConfig,
-    describe_validation_error,
 )
+from hyperlab.config._validate import describe_validation_error
 from hyperlab.errors import ConfigError
 
 
@@ -30,15 +30,17 @@ class TrialConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     command: Annotated[str | None, Doc("string", default="one of command/function")] = Field(
-        None,
+        default=None,
         description="a shell command; it reads its parameters with `hyperlab.get_params()` (or "
         "`nni.get_next_parameter()`) and reports with `hyperlab.report(...)` (or `nni.report_*`)",
     )
     function: Annotated[
         str | None, Doc('`"package.module:attribute"`', default="one of command/function")
-    ] = Field(None, description="a Python objective, imported with `code_dir` first on `sys.path`")
+    ] = Field(
+        default=None, description="a Python objective, imported with `code_dir` first on `sys.path`"
+    )
     code_dir: Annotated[str, Doc("path")] = Field(
-        ".", description="the command's working directory / where the function's module is"
+        default=".", description="the command's working directory / where the function's module is"
     )
 
     @model_validator(mode="after")
@@ -76,12 +78,12 @@ class ExperimentConfig(ExperimentOptions):
         Field(description="what each trial runs")
     )
     executor: Annotated[str | None, EXECUTOR_DOC] = Field(  # type: ignore[assignment]
-        None, description=ExperimentOptions.model_fields["executor"].description
+        default=None, description=ExperimentOptions.model_fields["executor"].description
     )  # its default depends on the trial
     storage: Annotated[
         str | None, Doc("URL", default="`$HYPERLAB_HOME/hyperlab.db`", python="`storage=`")
     ] = Field(
-        None,
+        default=None,
         description="`sqlite:///path.db`, `postgresql://user@host/db`, or `:memory:`; a "
         "relative SQLite path is relative to the config file's folder; `hyperlab --storage URL` "
         "overrides it",

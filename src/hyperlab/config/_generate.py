@@ -23,8 +23,9 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from hyperlab.config._files import ExperimentConfig
-from hyperlab.config._options import Doc, ExperimentOptions, executor_fields
+from hyperlab.config._options import Doc, ExperimentOptions
 from hyperlab.config._ranges import DURATION
+from hyperlab.config._validate import executor_fields
 
 __all__ = [
     "KEYWORDS_FILE",

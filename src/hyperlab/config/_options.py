@@ -1,5 +1,5 @@
 """The run options (``ExperimentOptions``, ``GpuConfig``, ``ResearchOptions``), what documents
-each of them (``Doc``), and how a stored or given set of options is validated.
+each of them (``Doc``): the one definition of every option.
 
 Every entry point (``hyperlab.run``, ``Experiment``, config files, the REST API) validates
 through these models; a bad value becomes a ``ConfigError`` that names the field, the value
@@ -9,7 +9,7 @@ received and what was expected.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -17,9 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     ValidationInfo,
-    create_model,
     field_validator,
     model_validator,
 )
@@ -28,7 +26,6 @@ from hyperlab.config._ranges import (
     DEFAULT_MAX_LOG_BYTES,
     DEFAULT_STORE_OUTAGE,
     MAX_CHECKPOINTS,
-    MAX_CONCURRENCY,
     MAX_DURATION,
     MAX_GPU_CHECK_DELAY,
     MAX_GPU_CHECKS,
@@ -43,7 +40,6 @@ from hyperlab.config._ranges import (
     TrialCount,
     parse_duration,
 )
-from hyperlab.errors import ConfigError
 from hyperlab.trial import Mode
 
 
@@ -92,18 +88,23 @@ class GpuConfig(BaseModel):
     indices: Annotated[
         list[Annotated[int, Field(ge=0)]] | Literal["auto"],
         Doc("list of non-negative integers, or `auto`"),
-    ] = Field("auto", description="devices trials may use; `auto` lists them with `nvidia-smi`")
+    ] = Field(
+        default="auto", description="devices trials may use; `auto` lists them with `nvidia-smi`"
+    )
     per_trial: Annotated[int, Doc("integer, 1 .. 1,024")] = Field(
-        1, ge=1, le=MAX_GPUS, description="devices each trial holds (its `CUDA_VISIBLE_DEVICES`)"
+        default=1,
+        ge=1,
+        le=MAX_GPUS,
+        description="devices each trial holds (its `CUDA_VISIBLE_DEVICES`)",
     )
     max_trials_per_gpu: Annotated[int, Doc("integer, 1 .. 1,024")] = Field(
-        1,
+        default=1,
         ge=1,
         le=MAX_GPUS,
         description="trials one device may hold at once; a trial waits while none is free",
     )
     memory_ratio: Annotated[float | None, Doc("number in (0, 1], or `null`")] = Field(
-        None,
+        default=None,
         gt=0,
         le=1,
         description="before a trial starts, each of its devices must have this fraction of its "
@@ -111,13 +112,13 @@ class GpuConfig(BaseModel):
         "See [GPU memory checks](#gpu-memory-checks)",
     )
     n_gpu_checks: Annotated[int, Doc("integer, 1 .. 10,000")] = Field(
-        3,
+        default=3,
         ge=1,
         le=MAX_GPU_CHECKS,
         description="how many times to look at the free memory before the trial fails",
     )
     gpu_check_delay: Annotated[float, Doc("seconds, 0 .. 3,600")] = Field(
-        5.0, ge=0, le=MAX_GPU_CHECK_DELAY, description="time between two looks"
+        default=5.0, ge=0, le=MAX_GPU_CHECK_DELAY, description="time between two looks"
     )
 
     @field_validator("memory_ratio", "n_gpu_checks", "gpu_check_delay", mode="before")
@@ -194,16 +195,16 @@ class ExperimentOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: Annotated[str | None, Doc("string", "str | None")] = Field(
-        None, description="shown by `hyperlab ls` and `show`"
+        default=None, description="shown by `hyperlab ls` and `show`"
     )
     metric: Annotated[str | None, Doc("string", "str | None", "`default` or the only metric")] = (
-        Field(None, description="which reported metric is the objective")
+        Field(default=None, description="which reported metric is the objective")
     )
     mode: Annotated[Mode, Doc("`min` or `max`", 'Mode | Literal["min", "max"]')] = Field(
-        Mode.MIN, description="which way is better"
+        default=Mode.MIN, description="which way is better"
     )
     tuner: Annotated[str, Doc("name or `{name, args}`", "str | type[Tuner] | Tuner")] = Field(
-        "auto",
+        default="auto",
         description="the tuner (see [tuners.md](tuners.md)): a name (`auto` picks by the space "
         "and the trials so far; `tpe`, `gp`, `random`, NNI's `TPE`, `GridSearch`...), a "
         "`package.module:Class` path; in Python also a `Tuner` subclass, or a `Tuner` instance "
@@ -217,7 +218,7 @@ class ExperimentOptions(BaseModel):
     assessor: Annotated[
         str | None, Doc("name or `{name, args}`", "str | type[Assessor] | Assessor | None")
     ] = Field(
-        None,
+        default=None,
         description="early stopping or a scheduler acting on the trials' intermediate reports: "
         "`median`, `curvefit`, `asha`, `hyperband`, `pbt` (NNI's `Medianstop`, `Curvefitting`, "
         "`Hyperband` too), a `package.module:Class` path; in Python also an `Assessor` "
@@ -229,19 +230,19 @@ class ExperimentOptions(BaseModel):
         description="the assessor's constructor arguments, when `assessor` is a name or a class",
     )
     checkpoint_keep: Annotated[int, Doc("integer, 1 .. 2^31 - 1", "int")] = Field(
-        1,
+        default=1,
         ge=1,
         le=MAX_CHECKPOINTS,
         description="how many of its latest `hyperlab.checkpoint()`s each trial keeps",
     )
     max_trials: Annotated[TrialCount | None, Doc("integer, 1 .. 2^31 - 1", "int | None")] = Field(
-        None, description="trials to create at most"
+        default=None, description="trials to create at most"
     )
     max_duration: Annotated[
         float | None,
         Doc("seconds or `90s`/`30m`/`2h`/`1d`, up to 3650d", "float | str | None"),
     ] = Field(
-        None,
+        default=None,
         gt=0,
         le=MAX_DURATION,
         description="experiment time: the wall-clock time some driver ran the experiment, "
@@ -251,17 +252,17 @@ class ExperimentOptions(BaseModel):
         "required",
     )
     concurrency: Annotated[Concurrency, Doc("integer, 1 .. 10,000", "int")] = Field(
-        1, description="trials at once"
+        default=1, description="trials at once"
     )
     executor: Annotated[str, EXECUTOR_DOC] = Field(
-        "inprocess",
+        default="inprocess",
         description="where trials run (`ray`: on a Ray cluster, `pip install 'hyperlab[ray]'`, "
         "see [cluster.md](cluster.md)); in Python, `command` runs a `CommandTrial`",
     )
     trial_timeout: Annotated[
         float | None, Doc("seconds or duration string, up to 3650d", "float | str | None")
     ] = Field(
-        None,
+        default=None,
         gt=0,
         le=MAX_DURATION,
         description="a trial running longer is FAILED (a command's process group gets SIGTERM, "
@@ -270,11 +271,11 @@ class ExperimentOptions(BaseModel):
     max_failed_trials: Annotated[
         TrialCount | None, Doc("integer, 1 .. 2^31 - 1", "int | None", "10")
     ] = Field(
-        None,
+        default=None,
         description="consecutive failed trials after which the experiment ends in ERROR",
     )
     continue_on_failure: Annotated[bool, Doc("boolean", "bool")] = Field(
-        True,
+        default=True,
         description="false ends the experiment at the first failed trial, in ERROR; `run` then "
         "raises that trial's own exception (for `inprocess` and `threads` trials the object "
         "itself, for `processes` trials an unpickled copy) with a note naming the trial and the "
@@ -282,13 +283,13 @@ class ExperimentOptions(BaseModel):
         "(command trials, crashes, timeouts)",
     )
     fail_fast: Annotated[bool | int, Doc("boolean, or 1 .. 2^31 - 1", "bool | int")] = Field(
-        True,
+        default=True,
         description="while no trial has succeeded, end the experiment in ERROR as soon as the "
         "first `max(3, concurrency)` trials (or this many, given a number) all failed the same "
         "way; false never does",
     )
     seed: Annotated[int | None, Doc("integer, 0 .. 2^63 - 1", "int | None", "random")] = Field(
-        None,
+        default=None,
         ge=0,
         lt=2**63,
         description="the experiment seed; every random stream, and each trial's "
@@ -298,18 +299,20 @@ class ExperimentOptions(BaseModel):
         GpuConfig | None,
         Doc("mapping (below)", "GpuConfig | Mapping[str, Any] | None", executor=True),
     ] = Field(
-        None,
+        default=None,
         description="place trials on accelerators; each trial sees its devices in "
         "`CUDA_VISIBLE_DEVICES` (command and process trials) and `hyperlab.trial_devices()`",
     )
     working_dir: Annotated[
         str | None, Doc("path", "str | os.PathLike[str] | None", "`$HYPERLAB_HOME/experiments`")
-    ] = Field(None, description="where the experiment's folder (`<id>/trials/<number>/`) goes")
+    ] = Field(
+        default=None, description="where the experiment's folder (`<id>/trials/<number>/`) goes"
+    )
     max_log_bytes: Annotated[
         int | None,
         Doc("integer, 1,024 .. 2^40 (1 TiB), or `null`", "int | None", _LOG_CAP, executor=True),
     ] = Field(
-        DEFAULT_MAX_LOG_BYTES,
+        default=DEFAULT_MAX_LOG_BYTES,
         ge=MIN_MAX_LOG_BYTES,
         le=MAX_MAX_LOG_BYTES,
         description="at most how many bytes of a trial's output its `stdout.log` and "
@@ -318,7 +321,7 @@ class ExperimentOptions(BaseModel):
         "everything (NNI configs get the default). Function trials' logs are capped the same way",
     )
     echo_output: Annotated[bool, Doc("boolean", "bool", executor=True)] = Field(
-        False,
+        default=False,
         description="also write each trial's output to the driver's stdout and stderr, every "
         "line prefixed with `[trial N] `; by default it goes to the trial's `stdout.log` and "
         "`stderr.log` only",
@@ -329,7 +332,7 @@ class ExperimentOptions(BaseModel):
         str | None,
         Doc("`auto`, `host:port`, `ray://host:port`, or `null`", "str | None", executor=True),
     ] = Field(
-        None,
+        default=None,
         description="with executor `ray`, the cluster to run trials on; `null` joins the "
         "cluster `ray.init()` finds by itself, or starts a local one ([cluster.md](cluster.md))",
     )
@@ -342,12 +345,12 @@ class ExperimentOptions(BaseModel):
             executor=True,
         ),
     ] = Field(
-        None,
+        default=None,
         description="with executor `ray`, what each trial holds on its node: `cpu`, `gpu` (a "
         "fraction shares one GPU), `memory` (bytes or `4GiB`), and custom Ray resources by name",
     )
     max_node_failures: Annotated[int, Doc("integer, 0 .. 1,000", "int", executor=True)] = Field(
-        3,
+        default=3,
         ge=0,
         le=MAX_NODE_FAILURES,
         description="with executor `ray`, how many times a trial whose node dies runs again "
@@ -356,7 +359,7 @@ class ExperimentOptions(BaseModel):
     store_outage: Annotated[
         float, Doc("seconds or duration string, > 0 .. 86,400 (`1d`)", "float | str")
     ] = Field(
-        DEFAULT_STORE_OUTAGE,
+        default=DEFAULT_STORE_OUTAGE,
         gt=0,
         le=MAX_STORE_OUTAGE,
         description="how long a running experiment rides out a database that does not answer "
@@ -401,106 +404,3 @@ class ExperimentOptions(BaseModel):
                 f"got {value!r}"
             )
         return value
-
-
-_STORED_CAPS = {
-    "checkpoint_keep": MAX_CHECKPOINTS,
-    "max_trials": MAX_TRIALS,
-    "max_duration": MAX_DURATION,
-    "concurrency": MAX_CONCURRENCY,
-    "trial_timeout": MAX_DURATION,
-    "max_failed_trials": MAX_TRIALS,
-    "fail_fast": MAX_TRIALS,
-    "max_log_bytes": MAX_MAX_LOG_BYTES,
-    "max_node_failures": MAX_NODE_FAILURES,
-}
-
-
-def parse_stored_options(data: dict[str, Any]) -> ExperimentOptions:
-    """The options of an experiment as the store keeps them (``model_dump(mode="json")``).
-
-    Keys this version does not know (written by a newer hyperlab) are left out. A number above
-    its range that a hyperlab without ranges stored (``max_trials: 10000000000`` meant "no
-    end") reads as the range's end, so that the experiment stays readable and resumable.
-
-    Raises:
-        ValidationError: when a known field holds a value the model refuses.
-    """
-    fields = ExperimentOptions.model_fields
-    known = {k: v for k, v in data.items() if k in fields}
-    for name, cap in _STORED_CAPS.items():
-        value = known.get(name)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > cap:
-            known[name] = cap
-    return ExperimentOptions.model_validate(known)
-
-
-def validate_options(**options: Any) -> ExperimentOptions:
-    """``ExperimentOptions(**options)`` with pydantic's errors turned into one ``ConfigError``."""
-    try:
-        return ExperimentOptions(**options)
-    except ValidationError as exc:
-        raise ConfigError(describe_validation_error(exc)) from None
-
-
-def executor_fields() -> list[str]:
-    """The executor's own options (``gpus``, ``max_log_bytes``...): those whose ``Doc`` says
-    ``executor``, given in ``executor_args`` in Python."""
-    return [
-        name
-        for name, field in ExperimentOptions.model_fields.items()
-        if any(isinstance(m, Doc) and m.executor for m in field.metadata)
-    ]
-
-
-_ExecutorArgs = create_model(
-    "ExecutorArgs",
-    __config__=ConfigDict(extra="forbid", frozen=True),
-    **{
-        name: (
-            ExperimentOptions.model_fields[name].annotation,
-            ExperimentOptions.model_fields[name],
-        )
-        for name in executor_fields()
-    },  # type: ignore[call-overload]
-)
-
-
-def validate_executor_args(args: Any) -> dict[str, Any]:
-    """``executor_args`` of ``hyperlab.run`` and ``Experiment`` checked and converted (a mapping
-    of ``gpus`` to a ``GpuConfig``...): the options it gives, by name.
-
-    Raises:
-        ConfigError: not a mapping, an unknown name or a bad value, naming
-            ``executor_args.<option>``, the value and what was expected.
-    """
-    if args is None:
-        return {}
-    if not isinstance(args, Mapping):
-        raise ConfigError(
-            f"executor_args: expected a mapping of the executor's options "
-            f"({', '.join(executor_fields())}), got {args!r}"
-        )
-    try:
-        checked = _ExecutorArgs.model_validate(dict(args))
-    except ValidationError as exc:
-        raise ConfigError(describe_validation_error(exc, prefix="executor_args.")) from None
-    return {name: getattr(checked, name) for name in args}
-
-
-def describe_validation_error(exc: ValidationError, *, prefix: str = "") -> str:
-    """One line per invalid field: its name (after ``prefix``, such as ``"executor_args."``),
-    what is wrong, and the value received."""
-    lines = []
-    for err in exc.errors():
-        field = prefix + ".".join(str(part) for part in err["loc"]) or "options"
-        message = err["msg"]
-        if message.startswith("Value error, "):  # raised by our validators: already complete
-            lines.append(prefix + message.removeprefix("Value error, "))
-            continue
-        if err["type"] == "extra_forbidden":
-            known = f"; the executor's options are: {', '.join(executor_fields())}"
-            lines.append(f"{field}: unknown option" + (known if prefix else ""))
-            continue
-        lines.append(f"{field}: {message[0].lower()}{message[1:]}, got {err.get('input')!r}")
-    return "; ".join(lines)

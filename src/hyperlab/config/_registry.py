@@ -11,7 +11,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from pydantic import ConfigDict, ValidationError, create_model
 
-from hyperlab.config._options import describe_validation_error
+from hyperlab.config._validate import describe_validation_error
 from hyperlab.errors import ConfigError
 
 T = TypeVar("T")
