@@ -19,7 +19,7 @@ from hyperlab.compat.nni.experiment import (
     UnknownField,
     UnsupportedFeature,
 )
-from hyperlab.compat.nni.experiment._translate import to_hyperlab
+from hyperlab.compat.nni.experiment.config import to_hyperlab
 from hyperlab.config import load_config
 from hyperlab.errors import ConfigError, SearchSpaceError
 from hyperlab.store import Store

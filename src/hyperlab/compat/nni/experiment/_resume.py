@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hyperlab.compat.nni.experiment._translate import _NNI_FIELDS, to_hyperlab
-from hyperlab.compat.nni.experiment.config import ExperimentConfig
+from hyperlab.compat.nni.experiment.config import _NNI_FIELDS, ExperimentConfig, to_hyperlab
 from hyperlab.config import ExperimentOptions
 from hyperlab.space import SearchSpace
 from hyperlab.store import ExperimentRecord

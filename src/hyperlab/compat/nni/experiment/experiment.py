@@ -55,8 +55,7 @@ from hyperlab.compat.nni.experiment._rest_source import RestSource
 from hyperlab.compat.nni.experiment._resume import resume_changes
 from hyperlab.compat.nni.experiment._source import FINISHED, Source
 from hyperlab.compat.nni.experiment._store_source import StoreSource
-from hyperlab.compat.nni.experiment._translate import nni_message, to_hyperlab
-from hyperlab.compat.nni.experiment.config import ExperimentConfig
+from hyperlab.compat.nni.experiment.config import ExperimentConfig, nni_message, to_hyperlab
 from hyperlab.errors import ConfigError, ExperimentNotFound
 from hyperlab.executors import CommandTrial
 from hyperlab.experiment import Experiment as HyperlabExperiment
