@@ -10,7 +10,7 @@ through a channel file of tagged JSON lines, one message a line, appended with o
     {"tag": "request", "time": t, "index": 0, "kind": "parameter",   a request to the driver
      "name": "lr", "spec": {...}}
 
-``ChannelWriter`` writes them (the trial's side) and ``parse_line``/``parse_request`` read them
+``ChannelWriter`` (from ``_writer``, re-exported here) writes them (the trial's side) and ``parse_line``/``parse_request`` read them
 (the executor's side). The driver answers request ``index`` of attempt ``a`` with the file
 ``answers/<a>-<index>.json`` in the trial's folder (``write_answer``, in one rename), which the
 trial waits for. A report is followed by a ``verdict`` request when something listens to the
@@ -25,19 +25,22 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hyperlab.errors import HyperlabError
+from hyperlab.reporting._writer import (
+    ANSWERS_DIR,
+    ChannelWriter,
+    answer_file,
+    json_default,
+)
 from hyperlab.reporting.checkpoints import CHECKPOINTS_DIR
 from hyperlab.reporting.context import (
     PARAMS_FILE_VAR,
     REQUEST_KINDS,
     RequestKind,
-    TrialContext,
+    context_from_environment,
 )
-from hyperlab.reporting.metrics import MetricsError, clean_metrics
 
 __all__ = [
     "ANSWERS_DIR",
@@ -59,12 +62,6 @@ CHANNEL_FILE = "metrics.jsonl"
 """The channel's name in the trial's folder."""
 PARAMS_FILE = "parameter.json"
 """The trial's parameters in its folder: ``{"parameter_id", "parameter_source", "parameters"}``."""
-ANSWERS_DIR = "answers"
-"""The folder where the driver answers a trial's requests."""
-ANSWER_POLL = 0.01
-"""Longest pause, in seconds, between two looks for the driver's answer to a request."""
-FIRST_POLL = 0.0002
-"""First pause between two looks; it doubles up to ``ANSWER_POLL`` (a round trip is fast)."""
 
 
 def trial_variables(
@@ -112,134 +109,6 @@ def trial_variables(
     return variables
 
 
-def context_from_environment(env: Mapping[str, str]) -> TrialContext:
-    """The context of the command trial that ``env`` (its ``trial_variables``) describes.
-
-    Raises:
-        HyperlabError: The parameter file cannot be read or holds no parameters object.
-    """
-    path = env[PARAMS_FILE_VAR]
-    try:
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise HyperlabError(
-            f"{PARAMS_FILE_VAR}: cannot read the trial's parameters from {path!r} "
-            f"({type(exc).__name__}: {exc})"
-        ) from None
-    params = document.get("parameters", document) if isinstance(document, dict) else None
-    if not isinstance(params, dict):
-        raise HyperlabError(
-            f"{PARAMS_FILE_VAR}: expected a JSON object with a 'parameters' object in "
-            f"{path!r}, got {document!r}"
-        )
-    channel = ChannelWriter(env.get("HYPERLAB_CHANNEL"))
-    seed = env.get("HYPERLAB_SEED", "")
-    devices = env.get("HYPERLAB_DEVICES", "")
-    keep = env.get("HYPERLAB_CHECKPOINT_KEEP", "")
-    attempt = env.get("HYPERLAB_ATTEMPT", "")
-    trial_dir = env.get("HYPERLAB_TRIAL_DIR") or None
-    can_ask = bool(channel.path and trial_dir)
-    return TrialContext(
-        int(env.get("HYPERLAB_TRIAL_NUMBER", "0")),
-        env.get("HYPERLAB_TRIAL_ID", "?"),
-        params,
-        int(seed) if seed else None,
-        trial_dir,
-        channel.report,
-        devices=tuple(int(d) for d in devices.split(",") if d),
-        emit_final=channel.final,
-        checkpoint_dir=env.get("HYPERLAB_CHECKPOINT_DIR") or None,
-        restore_dir=env.get("HYPERLAB_RESTORE_DIR") or None,
-        checkpoint_keep=int(keep) if keep.isdigit() and int(keep) > 0 else 1,
-        attempt=int(attempt) if attempt.isdigit() else 1,
-        command=True,
-        ask=channel.ask if can_ask else None,
-        round_trip=env.get("HYPERLAB_ROUND_TRIP") == "1",
-    )
-
-
-class ChannelWriter:
-    """The writing end of a trial's channel file.
-
-    Every line is appended with one ``write`` on an ``O_APPEND`` descriptor, so lines from
-    several processes of one trial never interleave, and the driver sees each one at once.
-    Without a channel path, messages are dropped.
-    """
-
-    __slots__ = ("fd", "path")
-
-    def __init__(self, path: str | None) -> None:
-        self.path = path
-        self.fd: int | None = None
-
-    def report(self, step: int, metrics: dict) -> None:
-        metrics = _sendable(metrics, "report()")
-        self.write({"tag": "report", "time": time.time(), "step": step, "metrics": metrics})
-
-    def final(self, metrics: dict) -> None:
-        metrics = _sendable(metrics, "final result")
-        self.write({"tag": "final", "time": time.time(), "metrics": metrics})
-
-    def ask(self, ctx: TrialContext, index: int, kind: RequestKind, name: str, spec: dict) -> Any:
-        """A ``request`` line on the channel, then a wait for the driver's answer file.
-
-        Raises:
-            ValueError: The driver refused the request (its message).
-        """
-        answer = answer_file(Path(ctx.trial_dir or "."), ctx.attempt, index)
-        message = {"tag": "request", "time": time.time(), "index": index, "kind": kind}
-        self.write({**message, "name": name, "spec": spec})
-        pause = FIRST_POLL
-        while True:
-            try:
-                with open(answer, encoding="utf-8") as f:
-                    got = json.load(f)
-                break
-            except FileNotFoundError:
-                time.sleep(pause)
-                pause = min(pause * 2, ANSWER_POLL)
-        if got.get("error") is not None:
-            raise ValueError(got["error"])
-        return got.get("value")
-
-    def write(self, message: dict) -> None:
-        if not self.path:
-            return
-        try:
-            line = json.dumps(message, default=json_default, allow_nan=True) + "\n"
-        except (TypeError, ValueError, RecursionError) as exc:
-            raise HyperlabError(
-                f"report(): metrics must be numbers, strings, lists or dicts, got "
-                f"{_short(message.get('metrics', message))} ({exc})"
-            ) from None
-        if self.fd is None:
-            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.write(self.fd, line.encode("utf-8"))
-
-
-def _sendable(metrics: dict, where: str) -> dict:
-    """``metrics`` as the driver stores them (``clean_metrics``), checked here: JSON would
-    turn an ``int`` key into a string, and a refused value need not cross the channel.
-
-    Raises:
-        HyperlabError: the driver would refuse them; the message names the metric and type.
-    """
-    try:
-        return clean_metrics(metrics)
-    except MetricsError as refused:
-        raise HyperlabError(f"{where}: {refused}") from None
-
-
-def _short(value: Any, limit: int = 200) -> str:
-    """``repr(value)`` cut to ``limit`` characters (a rejected value may be huge)."""
-    try:
-        text = repr(value)
-    except Exception:  # a repr that fails, or recurses too deep
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def open_channel(folder: Path) -> None:
     """Make ``folder`` ready for a new run of its trial: an empty channel and no answers.
 
@@ -251,11 +120,6 @@ def open_channel(folder: Path) -> None:
     if answers.is_dir():
         for stale in answers.iterdir():
             stale.unlink(missing_ok=True)
-
-
-def answer_file(folder: Path, attempt: int, index: int) -> Path:
-    """Where the driver answers request ``index`` of ``attempt`` of the trial in ``folder``."""
-    return folder / ANSWERS_DIR / f"{attempt}-{index}.json"
 
 
 def write_answer(folder: Path, attempt: int, index: int, value: Any, error: str | None) -> None:
@@ -299,15 +163,3 @@ def parse_request(line: bytes) -> tuple[float, int, RequestKind, str, dict] | No
     if kind not in REQUEST_KINDS or not isinstance(spec, dict):
         return None
     return when, index, kind, name, spec
-
-
-def json_default(value: Any) -> Any:
-    """JSON fallback: numpy/torch scalars and arrays as Python numbers and lists."""
-    for method in ("item", "tolist"):
-        convert = getattr(value, method, None)
-        if callable(convert):
-            try:
-                return convert()
-            except (TypeError, ValueError):
-                continue
-    raise TypeError(f"{type(value).__name__} {_short(value, 80)} is not JSON serializable")

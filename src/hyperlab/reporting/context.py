@@ -9,14 +9,16 @@ trial nobody sets one: ``find_current`` builds it from the ``HYPERLAB_*`` enviro
 from __future__ import annotations
 
 import contextvars
+import json
 import math
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from hyperlab.errors import HyperlabError, TrialStopped
+from hyperlab.reporting._writer import ChannelWriter
 from hyperlab.reporting.checkpoints import CHECKPOINTS_DIR
 
 __all__ = [
@@ -364,13 +366,58 @@ def find_current() -> TrialContext | None:
     global _process_context
     ctx = _current.get() or _process_context
     if ctx is None and PARAMS_FILE_VAR in os.environ:
-        from hyperlab.reporting.channel import context_from_environment
-
         with _environment_lock:
             if _process_context is None:
                 _process_context = context_from_environment(os.environ)
             ctx = _process_context
     return ctx
+
+
+def context_from_environment(env: Mapping[str, str]) -> TrialContext:
+    """The context of the command trial that ``env`` (its ``trial_variables``) describes.
+
+    Raises:
+        HyperlabError: The parameter file cannot be read or holds no parameters object.
+    """
+    path = env[PARAMS_FILE_VAR]
+    try:
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise HyperlabError(
+            f"{PARAMS_FILE_VAR}: cannot read the trial's parameters from {path!r} "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
+    params = document.get("parameters", document) if isinstance(document, dict) else None
+    if not isinstance(params, dict):
+        raise HyperlabError(
+            f"{PARAMS_FILE_VAR}: expected a JSON object with a 'parameters' object in "
+            f"{path!r}, got {document!r}"
+        )
+    channel = ChannelWriter(env.get("HYPERLAB_CHANNEL"))
+    seed = env.get("HYPERLAB_SEED", "")
+    devices = env.get("HYPERLAB_DEVICES", "")
+    keep = env.get("HYPERLAB_CHECKPOINT_KEEP", "")
+    attempt = env.get("HYPERLAB_ATTEMPT", "")
+    trial_dir = env.get("HYPERLAB_TRIAL_DIR") or None
+    can_ask = bool(channel.path and trial_dir)
+    return TrialContext(
+        int(env.get("HYPERLAB_TRIAL_NUMBER", "0")),
+        env.get("HYPERLAB_TRIAL_ID", "?"),
+        params,
+        int(seed) if seed else None,
+        trial_dir,
+        channel.report,
+        devices=tuple(int(d) for d in devices.split(",") if d),
+        emit_final=channel.final,
+        checkpoint_dir=env.get("HYPERLAB_CHECKPOINT_DIR") or None,
+        restore_dir=env.get("HYPERLAB_RESTORE_DIR") or None,
+        checkpoint_keep=int(keep) if keep.isdigit() and int(keep) > 0 else 1,
+        attempt=int(attempt) if attempt.isdigit() else 1,
+        command=True,
+        ask=channel.ask if can_ask else None,
+        round_trip=env.get("HYPERLAB_ROUND_TRIP") == "1",
+    )
 
 
 def current() -> TrialContext:
