@@ -43,8 +43,8 @@ from hyperlab.experiment._parts import (
 )
 from hyperlab.experiment._requests_api import Requests
 from hyperlab.experiment._result import Result
+from hyperlab.experiment._serving import Serving, check_serving, serve
 from hyperlab.experiment._setup import objective_folder, trial_objective
-from hyperlab.server import BackgroundServer, check_serving, serve_in_background
 from hyperlab.space import SearchSpace
 from hyperlab.store import (
     ExperimentRecord,
@@ -141,7 +141,7 @@ class Experiment(Requests):
         self._driver: Driver | None = None
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
-        self._server: BackgroundServer | None = None
+        self._server: Serving | None = None
 
     @classmethod
     def from_config(
@@ -268,7 +268,7 @@ class Experiment(Requests):
         return self._store.experiment_folder(self._record)
 
     @property
-    def server(self) -> BackgroundServer | None:
+    def server(self) -> Serving | None:
         """The REST API and dashboard server of a run started with ``port=``, while it runs."""
         return self._server
 
@@ -289,9 +289,7 @@ class Experiment(Requests):
         folder = self.folder
         write_folder(folder, self._record, self._options)
         if port is not None:
-            self._server = serve_in_background(
-                self._store, port, host=host, experiment_id=self.id, token=ensure_token(folder)
-            )
+            self._server = serve(self._store, port, host, self.id, ensure_token(folder))
             _say(
                 f"experiment {self.id}: dashboard at "
                 f"{self._server.printed_link(self.id, folder / TOKEN_FILE)}"
