@@ -1,5 +1,6 @@
-"""Running experiments: the Python API (``run``, ``Experiment``, ``resume``, ``load``), the
-driver loop that owns a running experiment, its set-up, and the ``Result`` read back.
+"""Running experiments: the Python API (``run``, ``Experiment``, ``resume``, ``load``, and
+``Options`` / ``ExecutorArgs``, the types of their keyword options), the driver loop that
+owns a running experiment, its set-up, and the ``Result`` read back.
 
 Helpers for the layers above (compat, cli): ``load_objective`` (a stored experiment's
 objective), ``random_seed`` (a new experiment's default seed), ``check_id`` (a chosen id), and
@@ -33,6 +34,7 @@ from hyperlab.experiment._detach import (
 from hyperlab.experiment._experiment import Experiment
 from hyperlab.experiment._failures import error_kind, last_line
 from hyperlab.experiment._ids import check_id
+from hyperlab.experiment._keywords import ExecutorArgs, Options
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._scheduling import replay_to_assessor
 from hyperlab.experiment._setup import load_objective, random_seed
@@ -43,7 +45,9 @@ __all__ = [
     "Callback",
     "DetachedDriver",
     "DriverNotStarted",
+    "ExecutorArgs",
     "Experiment",
+    "Options",
     "Result",
     "check_id",
     "error_kind",

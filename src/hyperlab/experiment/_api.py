@@ -51,7 +51,7 @@ def run(
 
     Every option (``max_trials``, ``tuner``, ``concurrency``, ``executor_args``...) is a
     keyword of the same name: docs/config.md, "Fields", lists them with their types, defaults
-    and meanings (``hyperlab.experiment._keywords.Options`` has the same for IDEs).
+    and meanings (``hyperlab.experiment.Options`` has the same for IDEs).
 
     Args:
         objective: ``f(params) -> float | dict``, a generator yielding intermediate results,
