@@ -192,7 +192,11 @@ def test_run_caps_command_trials_logs_with_max_log_bytes(tmp_path):
     db = tmp_path / "db.sqlite"
     with pytest.raises(ConfigError, match=r"max_log_bytes.*1000"):
         hyperlab.run(
-            CommandTrial(cmd), space, max_trials=1, storage=f"sqlite:///{db}", max_log_bytes=1000
+            CommandTrial(cmd),
+            space,
+            max_trials=1,
+            storage=f"sqlite:///{db}",
+            executor_args={"max_log_bytes": 1000},
         )
     assert not db.exists()  # refused before anything was written
     result = hyperlab.run(
@@ -203,7 +207,7 @@ def test_run_caps_command_trials_logs_with_max_log_bytes(tmp_path):
         metric="loss",
         storage=":memory:",
         working_dir=tmp_path,
-        max_log_bytes=MiB,
+        executor_args={"max_log_bytes": MiB},
         progress=False,
     )
     (trial,) = result.trials

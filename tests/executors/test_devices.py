@@ -148,7 +148,7 @@ def test_command_trials_get_their_devices_and_wait_for_a_free_one(tmp_path, gpus
         max_trials=6,
         executor="command",
         concurrency=4,
-        gpus=gpus,
+        executor_args={"gpus": gpus},
         storage=f"sqlite:///{tmp_path / 'db.sqlite'}",
         progress=False,
     )

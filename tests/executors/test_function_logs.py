@@ -146,7 +146,7 @@ def test_run_passes_echo_output_to_its_executor(capfd):
         {"x": hyperlab.choice(5)},
         max_trials=1,
         executor="threads",
-        echo_output=True,
+        executor_args={"echo_output": True},
         storage=":memory:",
         progress=False,
     )

@@ -49,7 +49,7 @@ def test_a_trial_whose_node_dies_runs_again_elsewhere_from_its_checkpoint(
             SPACE,
             metric="loss",
             executor="ray",
-            resources={"cpu": 0.5, "fragile": 1},
+            executor_args={"resources": {"cpu": 0.5, "fragile": 1}},
             max_trials=1,
             storage=str(tmp_path / "store.db"),
             progress=False,
@@ -90,7 +90,7 @@ def slow(params):
     return 0.0
 
 hyperlab.run(slow, {"x": hyperlab.uniform(0, 1)}, metric="loss", executor="ray",
-             ray_address=sys.argv[1], id="adopted", max_trials=1, storage=sys.argv[2],
+             executor_args={"ray_address": sys.argv[1]}, id="adopted", max_trials=1, storage=sys.argv[2],
              progress=False)
 """
 
@@ -152,7 +152,7 @@ def test_an_unreachable_address_is_refused_quickly_and_nothing_is_written(tmp_pa
         import sys, hyperlab
         try:
             hyperlab.run(lambda p: 0.0, {"x": hyperlab.uniform(0, 1)}, executor="ray",
-                         ray_address="127.0.0.1:9", max_trials=1, storage=sys.argv[1])
+                         executor_args={"ray_address": "127.0.0.1:9"}, max_trials=1, storage=sys.argv[1])
         except hyperlab.ConfigError as exc:
             print(exc)
             sys.exit(3)
@@ -173,7 +173,7 @@ def test_resources_no_node_has_fail_the_trial_naming_them(cluster: Any) -> None:
             lambda p: 0.0,
             SPACE,
             executor="ray",
-            resources=resources,
+            executor_args={"resources": resources},
             max_trials=1,
             storage=":memory:",
             progress=False,
@@ -211,8 +211,16 @@ def test_an_objective_that_cannot_be_shipped_names_what_cannot(tmp_path: Path) -
     ],
 )
 def test_ray_options_are_checked(options: dict, field: str, cluster: Any) -> None:
+    executor = options.pop("executor")
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
-        hyperlab.run(lambda p: 0.0, SPACE, max_trials=1, storage=":memory:", **options)
+        hyperlab.run(
+            lambda p: 0.0,
+            SPACE,
+            max_trials=1,
+            storage=":memory:",
+            executor=executor,
+            executor_args=options,
+        )
 
 
 def test_the_executor_is_imported_only_when_used() -> None:
@@ -232,7 +240,7 @@ def objective(params):
 
 address = sys.argv[1] or None
 result = hyperlab.run(objective, {"x": hyperlab.uniform(0, 1)}, metric="loss", executor="ray",
-                      ray_address=address, max_trials=3, concurrency=2, storage=":memory:",
+                      executor_args={"ray_address": address}, max_trials=3, concurrency=2, storage=":memory:",
                       progress=False)
 print(sorted(t.status.name for t in result.trials))
 """

@@ -29,5 +29,5 @@ CASES = [
 
 
 def test_ray_trials_outputs_are_stored_or_fail_their_trial(cluster: Any, tmp_path: Path) -> None:
-    result = run_cases(tmp_path, "ray", CASES, ray_address=cluster.address)
+    result = run_cases(tmp_path, "ray", CASES, executor_args={"ray_address": cluster.address})
     check(result, CASES)
