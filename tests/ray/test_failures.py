@@ -90,8 +90,8 @@ def slow(params):
     return 0.0
 
 hyperlab.run(slow, {"x": hyperlab.uniform(0, 1)}, metric="loss", executor="ray",
-             executor_args={"ray_address": sys.argv[1]}, id="adopted", max_trials=1, storage=sys.argv[2],
-             progress=False)
+             executor_args={"ray_address": sys.argv[1]}, id="adopted", max_trials=1,
+             storage=sys.argv[2], progress=False)
 """
 
 
@@ -152,7 +152,8 @@ def test_an_unreachable_address_is_refused_quickly_and_nothing_is_written(tmp_pa
         import sys, hyperlab
         try:
             hyperlab.run(lambda p: 0.0, {"x": hyperlab.uniform(0, 1)}, executor="ray",
-                         executor_args={"ray_address": "127.0.0.1:9"}, max_trials=1, storage=sys.argv[1])
+                         executor_args={"ray_address": "127.0.0.1:9"}, max_trials=1,
+                         storage=sys.argv[1])
         except hyperlab.ConfigError as exc:
             print(exc)
             sys.exit(3)
@@ -240,8 +241,8 @@ def objective(params):
 
 address = sys.argv[1] or None
 result = hyperlab.run(objective, {"x": hyperlab.uniform(0, 1)}, metric="loss", executor="ray",
-                      executor_args={"ray_address": address}, max_trials=3, concurrency=2, storage=":memory:",
-                      progress=False)
+                      executor_args={"ray_address": address}, max_trials=3, concurrency=2,
+                      storage=":memory:", progress=False)
 print(sorted(t.status.name for t in result.trials))
 """
 
