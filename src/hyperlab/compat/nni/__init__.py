@@ -15,6 +15,9 @@ A trial that calls ``nni.get_next_parameter()`` again gets another parameter set
 Inside a hyperlab trial (a command trial, or a function trial that calls these) the calls go
 to hyperlab's reporting; elsewhere they behave like NNI's standalone mode: no parameters (with
 a ``RuntimeWarning``), results logged, ids ``"STANDALONE"``.
+
+A user's own NNI tuner or assessor (``nni.tuner.Tuner``, ``nni.assessor.Assessor``, with
+``nni.utils`` and ``nni.NoMoreTrialError``) runs through ``hyperlab.compat.nni.custom``.
 """
 
 from __future__ import annotations
@@ -30,10 +33,12 @@ from .trial import (
     report_final_result,
     report_intermediate_result,
 )
+from .tuner import NoMoreTrialError
 
 __version__ = "hyperlab-shim"
 
 __all__ = [
+    "NoMoreTrialError",
     "get_current_parameter",
     "get_experiment_id",
     "get_next_parameter",

@@ -1,10 +1,96 @@
-"""NNI's ``nni.utils`` helpers that trial scripts use."""
+"""NNI's ``nni.utils`` helpers that trial scripts and users' own tuners and assessors use."""
 
 from __future__ import annotations
 
+from enum import Enum, unique
 from typing import Any
 
-__all__ = ["merge_parameter"]
+__all__ = [
+    "ClassArgsValidator",
+    "MetricType",
+    "NodeType",
+    "OptimizeMode",
+    "convert_dict2tuple",
+    "extract_scalar_history",
+    "extract_scalar_reward",
+    "merge_parameter",
+    "split_index",
+]
+
+
+@unique
+class OptimizeMode(Enum):
+    """Which way a tuner's rewards are better (its ``optimize_mode`` argument)."""
+
+    Minimize = "minimize"
+    Maximize = "maximize"
+
+
+class NodeType:
+    """The keys of NNI's search-space JSON."""
+
+    ROOT = "root"
+    TYPE = "_type"
+    VALUE = "_value"
+    INDEX = "_index"
+    NAME = "_name"
+
+
+class MetricType:
+    """The kinds of metric data NNI's dispatcher handles."""
+
+    FINAL = "FINAL"
+    PERIODICAL = "PERIODICAL"
+    REQUEST_PARAMETER = "REQUEST_PARAMETER"
+
+
+def split_index(params: Any) -> Any:
+    """``params`` without the ``{"_index": i, "_value": v}`` wrappers some tuners use (each
+    becomes its ``v``), at any depth."""
+    if not isinstance(params, dict):
+        return params
+    if NodeType.INDEX in params:
+        return split_index(params[NodeType.VALUE])
+    return {key: split_index(value) for key, value in params.items()}
+
+
+def extract_scalar_reward(value: Any, scalar_key: str = "default") -> float:
+    """The number in a reported result: ``value`` itself, or its ``scalar_key`` entry.
+
+    Raises:
+        RuntimeError: neither a number nor a dict holding a number under ``scalar_key``.
+    """
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, dict) and isinstance(value.get(scalar_key), (int, float)):
+        return value[scalar_key]  # type: ignore[no-any-return]
+    raise RuntimeError(
+        f"Incorrect final result: expected a number, or a dict with a number under "
+        f"{scalar_key!r}, got {value!r}"
+    )
+
+
+def extract_scalar_history(trial_history: list[Any], scalar_key: str = "default") -> list[float]:
+    """``extract_scalar_reward`` of each intermediate result."""
+    return [extract_scalar_reward(value, scalar_key) for value in trial_history]
+
+
+def convert_dict2tuple(value: Any) -> Any:
+    """A dict turned (in place, at any depth) into a sorted tuple of its items, so it can be
+    hashed; anything else as it is."""
+    if isinstance(value, dict):
+        for key in value:
+            value[key] = convert_dict2tuple(value[key])
+        return tuple(sorted(value.items()))
+    return value
+
+
+class ClassArgsValidator:
+    """NNI's hook to check a tuner's ``classArgs``: ``validate_class_args(**kwargs)`` raises
+    on bad ones (this base accepts all)."""
+
+    def validate_class_args(self, **kwargs: Any) -> None:
+        """Raise when ``kwargs`` are not valid arguments of the class."""
 
 
 def merge_parameter(base_params: Any, override_params: dict[str, Any] | None) -> Any:
