@@ -25,3 +25,15 @@ def count_without_checkpoints(params):
         time.sleep(params.get("sleep", 0.0))
         hyperlab.report(loss=1.0 / (step + 1))
     return {"loss": 1.0 / params["steps"]}
+
+
+SCORES = (0.5, 0.9, 0.1, 0.7, 0.3)
+"""What ``scored`` reports, one score before each checkpoint."""
+
+
+def scored(params):
+    """Reports each of ``SCORES`` as ``acc``, each followed by a checkpoint of its index."""
+    for index, acc in enumerate(SCORES):
+        hyperlab.report(acc=acc)
+        hyperlab.checkpoint({"index": index})
+    return {"acc": SCORES[-1]}

@@ -235,6 +235,21 @@ class ExperimentOptions(BaseModel):
         le=MAX_CHECKPOINTS,
         description="how many of its latest `hyperlab.checkpoint()`s each trial keeps",
     )
+    checkpoint_score: Annotated[str | None, Doc("string, or `null`", "str | None")] = Field(
+        default=None,
+        min_length=1,
+        description="a reported metric: each trial keeps instead the `checkpoint_keep` "
+        "checkpoints whose reports (the last before each checkpoint) were best in it, and its "
+        "newest, which a resumed or continued trial starts from (Ray's "
+        "`checkpoint_score_attribute`); a checkpoint whose report lacks it ranks last; `null` "
+        "keeps the newest",
+    )
+    checkpoint_score_mode: Annotated[
+        Mode | None, Doc("`min`, `max`, or `null`", 'Mode | Literal["min", "max"] | None', "`mode`")
+    ] = Field(
+        default=None,
+        description="which way `checkpoint_score` is better; `null` takes the experiment's `mode`",
+    )
     max_trials: Annotated[TrialCount | None, Doc("integer, 1 .. 2^31 - 1", "int | None")] = Field(
         default=None, description="trials to create at most"
     )
@@ -394,6 +409,22 @@ class ExperimentOptions(BaseModel):
     @classmethod
     def _args(cls, value: Any) -> Any:
         return {} if value is None else value
+
+    @model_validator(mode="after")
+    def _checkpoint_score(self) -> ExperimentOptions:
+        if self.checkpoint_score_mode is not None and self.checkpoint_score is None:
+            raise ValueError(
+                f"checkpoint_score_mode: {self.checkpoint_score_mode.value!r} needs "
+                "checkpoint_score, the metric it orders checkpoints by"
+            )
+        return self
+
+    def checkpoint_rule(self) -> tuple[str, str] | None:
+        """``(checkpoint_score, its mode)`` by which trials choose the checkpoints they keep,
+        or None to keep their newest."""
+        if self.checkpoint_score is None:
+            return None
+        return self.checkpoint_score, (self.checkpoint_score_mode or self.mode).value
 
     @field_validator("fail_fast")
     @classmethod

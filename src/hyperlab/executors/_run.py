@@ -68,6 +68,7 @@ def make_context(
         devices=spec.devices,
         restore_dir=None if restore is None else os.path.join(restore, CHECKPOINTS_DIR),
         checkpoint_keep=spec.checkpoint_keep,
+        checkpoint_score=spec.checkpoint_score,
         attempt=spec.attempt,
         ask=ask,
         round_trip=spec.round_trip and not synchronous,

@@ -153,6 +153,9 @@ class TrialSpec:
         restore_from: The folder of the trial whose checkpoints this one starts from when it
             has none of its own (population based training), or None.
         checkpoint_keep: How many of its latest checkpoints the trial keeps.
+        checkpoint_score: ``(metric, "min" | "max")``: the trial keeps instead the
+            ``checkpoint_keep`` checkpoints whose reports were best in that metric, and its
+            newest (``hyperlab.reporting.checkpoints.prune``); or None.
         ran_before: It ran before with this attempt (a paused trial resumed).
         round_trip: Something listens to its reports (an assessor or scheduler): each
             ``report`` waits until the driver has taken it and decided on it
@@ -170,6 +173,7 @@ class TrialSpec:
     checkpoint_keep: int = 1
     ran_before: bool = False
     round_trip: bool = False
+    checkpoint_score: tuple[str, str] | None = None
 
     @property
     def fresh(self) -> bool:

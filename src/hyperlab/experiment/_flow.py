@@ -256,6 +256,7 @@ class TrialFlow(ABC):
             trial,
             checkpoint_keep=self.options.checkpoint_keep,
             round_trip=self.scheduling.assessor is not None,  # decisions act at that report
+            checkpoint_score=self.options.checkpoint_rule(),
         )
 
     # ---- events ---------------------------------------------------------------------------

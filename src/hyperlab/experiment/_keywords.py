@@ -83,6 +83,15 @@ class Options(TypedDict, total=False):
     checkpoint_keep: int
     """How many of its latest ``hyperlab.checkpoint()``s each trial keeps."""
 
+    checkpoint_score: str | None
+    """A reported metric: each trial keeps instead the ``checkpoint_keep`` checkpoints whose
+    reports (the last before each checkpoint) were best in it, and its newest, which a resumed
+    or continued trial starts from (Ray's ``checkpoint_score_attribute``); a checkpoint whose
+    report lacks it ranks last; ``null`` keeps the newest."""
+
+    checkpoint_score_mode: Mode | Literal["min", "max"] | None
+    """Which way ``checkpoint_score`` is better; ``null`` takes the experiment's ``mode``."""
+
     max_trials: int | None
     """Trials to create at most."""
 

@@ -119,10 +119,17 @@ class TrialRecords:
             trial.source,
         )
 
-    def spec(self, trial: Trial, *, checkpoint_keep: int, round_trip: bool) -> TrialSpec:
+    def spec(
+        self,
+        trial: Trial,
+        *,
+        checkpoint_keep: int,
+        round_trip: bool,
+        checkpoint_score: tuple[str, str] | None = None,
+    ) -> TrialSpec:
         """How an executor runs ``trial``: in its folder, restored from its parent's
-        checkpoint if it has one (see ``TrialSpec`` for ``checkpoint_keep`` and
-        ``round_trip``)."""
+        checkpoint if it has one (see ``TrialSpec`` for ``checkpoint_keep``,
+        ``checkpoint_score`` and ``round_trip``)."""
         restore = None if trial.parent is None else f"{self.trials_dir}{os.sep}{trial.parent}"
         return TrialSpec(
             trial.number,
@@ -135,4 +142,5 @@ class TrialRecords:
             checkpoint_keep=checkpoint_keep,
             ran_before=trial.started_at is not None,  # a paused trial resumed
             round_trip=round_trip,
+            checkpoint_score=checkpoint_score,
         )

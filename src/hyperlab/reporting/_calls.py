@@ -115,7 +115,8 @@ def checkpoint(state: Mapping[str, Any] | str | os.PathLike) -> Path:
 
     Call it right after ``report``: the checkpoint records the step of the trial's last report,
     and ``load_checkpoint`` makes the next report's default step the one after it. Only the
-    trial's newest ``checkpoint_keep`` checkpoints are kept. A checkpoint is written whole
+    trial's newest ``checkpoint_keep`` checkpoints are kept (with ``checkpoint_score``, the
+    ``checkpoint_keep`` whose reports scored best, and the newest). A checkpoint is written whole
     (files fsynced, then renamed into place), so a trial killed meanwhile leaves nothing that
     is ever loaded.
 
@@ -172,7 +173,7 @@ def checkpoint(state: Mapping[str, Any] | str | os.PathLike) -> Path:
     finally:
         ctx.saving = False
     ctx.unsaved = False
-    disk.prune(folder, ctx.checkpoint_keep)
+    disk.prune(folder, ctx.checkpoint_keep, ctx.checkpoint_score)
     if ctx.stop_requested:
         raise TrialStopped(f"trial {ctx.trial_id} was told to stop (its checkpoint is saved)")
     return path

@@ -74,12 +74,15 @@ def trial_variables(
     devices: tuple[int, ...],
     checkpoint_keep: int,
     restore_from: str | None,
+    checkpoint_score: tuple[str, str] | None = None,
     round_trip: bool,
 ) -> dict[str, str]:
     """The ``HYPERLAB_*`` variables (and NNI's) of a trial run as a program in ``folder``.
 
     ``HYPERLAB_RESTORE_DIR`` is given only with ``restore_from`` (the folder of the trial it
     continues); a caller merging these into an inherited environment drops a stale one.
+    ``HYPERLAB_CHECKPOINT_SCORE`` is ``<min|max>:<metric>`` with ``checkpoint_score``, else
+    empty.
     """
     experiment_id = trial_id.rpartition("-")[0] or trial_id
     where = str(folder)
@@ -95,6 +98,7 @@ def trial_variables(
         "HYPERLAB_DEVICES": ",".join(map(str, devices)),
         "HYPERLAB_CHECKPOINT_DIR": str(folder / CHECKPOINTS_DIR),
         "HYPERLAB_CHECKPOINT_KEEP": str(checkpoint_keep),
+        "HYPERLAB_CHECKPOINT_SCORE": _score_variable(checkpoint_score),
         "HYPERLAB_ROUND_TRIP": "1" if round_trip else "",
         "NNI_PLATFORM": "local",
         "NNI_EXP_ID": experiment_id,
@@ -107,6 +111,11 @@ def trial_variables(
         parent = os.path.abspath(restore_from)
         variables["HYPERLAB_RESTORE_DIR"] = os.path.join(parent, CHECKPOINTS_DIR)
     return variables
+
+
+def _score_variable(score: tuple[str, str] | None) -> str:
+    """``HYPERLAB_CHECKPOINT_SCORE``: ``<min|max>:<metric>``, or empty without a score."""
+    return "" if score is None else f"{score[1]}:{score[0]}"
 
 
 def open_channel(folder: Path) -> None:

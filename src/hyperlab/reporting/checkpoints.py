@@ -5,7 +5,8 @@ A trial's checkpoints live in its folder, one complete folder each, numbered in 
     <trial folder>/checkpoints/             (HYPERLAB_CHECKPOINT_DIR in a command trial)
       checkpoint-000000/
         meta.json    {"format": 1, "kind": "state" | "folder", "step": <its last report's step>,
-                      "trial_id", "time", and "bytes" + "sha256" of state.pkl, or "files":
+                      "report": <that report's metrics>, "trial_id", "attempt", "time", and
+                      "bytes" + "sha256" of state.pkl, or "files":
                       {relative path: size} of files/; "restored_from" in a copy}
         state.pkl    the dict given to checkpoint(), pickled (kind "state")
         files/       a copy of the folder given to checkpoint() (kind "folder")
@@ -13,15 +14,16 @@ A trial's checkpoints live in its folder, one complete folder each, numbered in 
       .tmp-<pid>-<random>-<host>/      a checkpoint being written: never read
       .trash-<pid>-<random>-<host>/    an old checkpoint being deleted: never read
 
-A checkpoint is written into a ``.tmp-`` folder (each file fsynced, then the folders), and
-renamed to the next free ``checkpoint-<n>`` in one step, so a reader sees it whole or not at
-all. Only the newest ``checkpoint_keep`` are kept: older ones are renamed to ``.trash-`` first,
+A checkpoint is written into a ``.tmp-`` folder (each file fsynced, then the folders), and renamed
+to the next free ``checkpoint-<n>`` in one step, so a reader sees it whole or not at all. Only the
+newest ``checkpoint_keep`` are kept (with ``checkpoint_score``, the ``checkpoint_keep`` whose
+reports scored best, and the newest: see ``prune``): the others are renamed to ``.trash-`` first,
 then deleted, and the ``.tmp-``/``.trash-`` folders of writers that died (on this host) are
 removed. A reader checks a checkpoint against its ``meta.json`` (the size and SHA-256 of
 ``state.pkl``; the size of each copied file) and reports a mismatch as ``Corrupt``, naming the
 file. A trial that continues another (population based training) copies that trial's newest
-checkpoint into its own folder (hard links where it can: files are never changed once
-written), so it keeps what it started from whatever the other trial deletes later.
+checkpoint into its own folder (hard links where it can: files are never changed once written), so
+it keeps what it started from whatever the other trial deletes later.
 
 Only the standard library is used here (cloudpickle when it is installed), so that command
 trials run by another interpreter can checkpoint too.
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import pickle
 import shutil
@@ -185,9 +188,19 @@ def write_checkpoint(
     return target
 
 
-def prune(folder: Path, keep: int) -> None:
-    """Delete all but the newest ``keep`` checkpoints, and what dead writers left behind."""
-    for path in checkpoints(folder)[: -max(1, keep)]:
+def prune(folder: Path, keep: int, score: tuple[str, str] | None = None) -> None:
+    """Delete all but the newest ``keep`` checkpoints, and what dead writers left behind.
+
+    With ``score`` (``(metric, "min" | "max")``), keep instead the ``keep`` checkpoints whose
+    report (the last one before each, in its ``meta.json``) is best in that metric, and the
+    newest whatever its score (a resumed or continued trial starts from it): as Ray's
+    ``CheckpointConfig(num_to_keep, checkpoint_score_attribute, checkpoint_score_order)``. A
+    checkpoint whose report lacks the metric, or holds no finite number there, ranks below all
+    others; of equal scores the newer ranks higher.
+    """
+    found = checkpoints(folder)
+    doomed = found[: -max(1, keep)] if score is None else _worst(found, max(1, keep), score)
+    for path in doomed:
         trash = folder / _unique(TRASH)
         try:
             os.rename(path, trash)  # first, so that no reader ever sees it half deleted
@@ -202,6 +215,29 @@ def prune(folder: Path, keep: int) -> None:
                 continue
             if not _alive(int(pid)):
                 shutil.rmtree(folder / name, ignore_errors=True)
+
+
+def _worst(found: list[Path], keep: int, score: tuple[str, str]) -> list[Path]:
+    """The checkpoints of ``found`` (oldest first) outside the best ``keep`` by ``score``,
+    less the newest."""
+    if len(found) <= keep:
+        return []
+    metric, order = score
+    sign = -1.0 if order == "min" else 1.0
+
+    def rank(index: int) -> tuple[bool, float, int]:
+        try:
+            value = json.loads((found[index] / META).read_bytes())["report"][metric]
+        except (OSError, ValueError, KeyError, TypeError):
+            return False, 0.0, index
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not math.isfinite(value):
+            return False, 0.0, index
+        return True, sign * value, index
+
+    best = sorted(range(len(found)), key=rank, reverse=True)[:keep]
+    kept = {*best, len(found) - 1}
+    return [path for index, path in enumerate(found) if index not in kept]
 
 
 def latest(
@@ -250,7 +286,12 @@ def _copy(
     trial_id: str,
 ) -> tuple[Any, dict[str, Any], Path]:
     """Copy the checkpoint at ``path`` (just read) into the folder ``target``."""
-    kept = {"step": meta.get("step"), "trial_id": trial_id, "restored_from": str(path)}
+    kept = {
+        "step": meta.get("step"),
+        "report": meta.get("report"),
+        "trial_id": trial_id,
+        "restored_from": str(path),
+    }
     source = None if payload is not None else path / FILES
     try:
         copy = write_checkpoint(target, kept, payload=payload, source=source, link=True)

@@ -97,6 +97,8 @@ class TrialContext:
         restore_dir: The checkpoints folder of the trial it continues (population based
             training), read when it has none of its own, or None.
         checkpoint_keep: How many of its latest checkpoints it keeps.
+        checkpoint_score: ``(metric, "min" | "max")``: keep instead the ``checkpoint_keep``
+            checkpoints whose reports were best in that metric, and the newest; or None.
         attempt: Which run of the trial this is (1, then one more each time it runs again
             after an interruption).
         command: True in a command trial, which defers SIGTERM while a reported step is not
@@ -115,6 +117,7 @@ class TrialContext:
         "attempt",
         "checkpoint_dir",
         "checkpoint_keep",
+        "checkpoint_score",
         "checkpointing",
         "command",
         "deadline",
@@ -152,6 +155,7 @@ class TrialContext:
         checkpoint_dir: str | None = None,
         restore_dir: str | None = None,
         checkpoint_keep: int = 1,
+        checkpoint_score: tuple[str, str] | None = None,
         attempt: int = 1,
         command: bool = False,
         ask: Ask | None = None,
@@ -171,6 +175,7 @@ class TrialContext:
         self.checkpoint_dir = checkpoint_dir
         self.restore_dir = restore_dir
         self.checkpoint_keep = checkpoint_keep
+        self.checkpoint_score = checkpoint_score
         self.attempt = attempt
         self.command = command
         self.next_step = 0
@@ -398,6 +403,7 @@ def context_from_environment(env: Mapping[str, str]) -> TrialContext:
     seed = env.get("HYPERLAB_SEED", "")
     devices = env.get("HYPERLAB_DEVICES", "")
     keep = env.get("HYPERLAB_CHECKPOINT_KEEP", "")
+    order, _, score = env.get("HYPERLAB_CHECKPOINT_SCORE", "").partition(":")
     attempt = env.get("HYPERLAB_ATTEMPT", "")
     trial_dir = env.get("HYPERLAB_TRIAL_DIR") or None
     can_ask = bool(channel.path and trial_dir)
@@ -413,6 +419,7 @@ def context_from_environment(env: Mapping[str, str]) -> TrialContext:
         checkpoint_dir=env.get("HYPERLAB_CHECKPOINT_DIR") or None,
         restore_dir=env.get("HYPERLAB_RESTORE_DIR") or None,
         checkpoint_keep=int(keep) if keep.isdigit() and int(keep) > 0 else 1,
+        checkpoint_score=(score, order) if score and order in ("min", "max") else None,
         attempt=int(attempt) if attempt.isdigit() else 1,
         command=True,
         ask=channel.ask if can_ask else None,

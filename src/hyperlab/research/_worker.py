@@ -71,6 +71,7 @@ def make_contexts(
                 emit,
                 devices=devices,
                 checkpoint_keep=spec.checkpoint_keep,
+                checkpoint_score=spec.checkpoint_score,
                 attempt=spec.attempt,
             )
         )

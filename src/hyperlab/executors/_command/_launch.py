@@ -176,6 +176,7 @@ def _environment(
             devices=spec.devices,
             checkpoint_keep=spec.checkpoint_keep,
             restore_from=spec.restore_from,
+            checkpoint_score=spec.checkpoint_score,
             round_trip=spec.round_trip,
         )
     )
