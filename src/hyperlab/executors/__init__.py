@@ -6,7 +6,8 @@ places trials on GPUs. The names are imported when first used, so importing the 
 loads no pydantic or numpy. What a trial itself calls, and the channel protocol every executor
 speaks with it, live in ``hyperlab.reporting``. For other pools of worker processes (a
 research's): ``hyperlab.executors.workers`` starts them, ``hyperlab.executors.routing`` sends
-each trial's output to its logs, and ``hyperlab.executors.devices`` checks GPU memory.
+each trial's output to its logs, and ``hyperlab.executors.devices`` checks GPU memory;
+``hyperlab.executors.pickling`` pickles an objective for them, keeping its file names.
 """
 
 import importlib as _importlib

@@ -11,6 +11,7 @@ import functools
 import inspect
 import numbers
 import os
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -40,6 +41,7 @@ __all__ = [
 
 MAX_ERROR_CHARS = 8000
 TIME_THIS_ITER_S = "time_this_iter_s"
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def make_context(
@@ -104,9 +106,23 @@ def run_trial(objective: Callable[..., Any], ctx: TrialContext) -> TrialEnd:
 
 
 def format_error() -> str:
-    """The current exception's traceback, cut to its last ``MAX_ERROR_CHARS`` characters."""
-    text = traceback.format_exc().rstrip()
+    """The current exception's traceback from its first frame outside hyperlab (the user's
+    code, as Optuna and Ray Tune show it; whole if every frame is hyperlab's), cut to its last
+    ``MAX_ERROR_CHARS`` characters."""
+    exc = sys.exc_info()[1]
+    if exc is None:
+        return ""
+    first = exc.__traceback__
+    while first is not None and _is_hyperlab(first.tb_frame.f_code.co_filename):
+        first = first.tb_next
+    shown = exc.__traceback__ if first is None else first
+    text = "".join(traceback.format_exception(type(exc), exc, shown)).rstrip()
     return text if len(text) <= MAX_ERROR_CHARS else "..." + text[-MAX_ERROR_CHARS:]
+
+
+def _is_hyperlab(filename: str) -> bool:
+    """Whether ``filename`` is one of hyperlab's own modules."""
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR)
 
 
 class ReporterStopped(TrialStopped, StopIteration):

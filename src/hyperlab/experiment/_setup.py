@@ -17,7 +17,7 @@ import numpy as np
 from hyperlab.assessors.base import Assessor, create_assessor
 from hyperlab.config import ExperimentConfig, ExperimentOptions, GpuConfig, import_path
 from hyperlab.errors import ConfigError
-from hyperlab.executors import CommandTrial
+from hyperlab.executors import CommandTrial, pickling
 from hyperlab.executors.base import Executor, create_executor
 from hyperlab.executors.devices import DevicePool, MemoryCheck, detect_gpus
 from hyperlab.store import ExperimentRecord, command_ref
@@ -238,7 +238,7 @@ def objective_folder(objective: Callable[..., Any]) -> str | None:
 
 def try_pickle(objective: object) -> bytes | None:
     try:
-        return cloudpickle.dumps(objective)
+        return pickling.dumps(objective)
     except Exception:  # resume will then need the objective passed in
         return None
 

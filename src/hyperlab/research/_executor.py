@@ -19,6 +19,7 @@ from typing import Any
 import cloudpickle
 
 from hyperlab.errors import ConfigError
+from hyperlab.executors import pickling
 from hyperlab.executors.base import (
     Executor,
     Failed,
@@ -101,7 +102,7 @@ class ResearchExecutor(Executor):
         self.plan: Plan = objective
         self.concurrency = max(self.concurrency, 1)
         self._processes = objective.executor == "processes"
-        self.objective_bytes: bytes = cloudpickle.dumps(objective)
+        self.objective_bytes: bytes = pickling.dumps(objective)
         self._queue: deque[TrialSpec] = deque()
         self._workers: dict[int, Any] = {}
         self._events: queue.SimpleQueue[tuple] = queue.SimpleQueue()

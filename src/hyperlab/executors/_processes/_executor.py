@@ -11,10 +11,9 @@ import time
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-import cloudpickle
-
 from hyperlab._interrupts import critical
 from hyperlab.errors import ConfigError
+from hyperlab.executors import pickling
 from hyperlab.executors._exceptions import load_exception
 from hyperlab.executors._gpu_memory import GpuWatch
 from hyperlab.executors._output import WatchedLogs, watch_trial_logs
@@ -52,7 +51,7 @@ WORKER_COMMAND = (
 def pickle_objective(objective: Any, executor: str = "processes") -> bytes:
     """The objective as cloudpickle bytes; ``ConfigError`` suggesting threads if it cannot be."""
     try:
-        return cloudpickle.dumps(objective)
+        return pickling.dumps(objective)
     except Exception as exc:
         raise ConfigError(
             f"objective: {objective!r} cannot be pickled, which the {executor!r} executor needs to "

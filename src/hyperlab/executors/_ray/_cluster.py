@@ -265,10 +265,10 @@ def _probe(address: str) -> None:
 def serialize_objective(objective: Any) -> bytes:
     """``objective`` as cloudpickle bytes for the cluster; ``ConfigError`` naming what in it
     could not be serialized."""
-    import cloudpickle
+    from hyperlab.executors import pickling
 
     try:
-        return cloudpickle.dumps(objective)
+        return pickling.dumps(objective)
     except Exception as exc:
         culprit = ""
         try:
