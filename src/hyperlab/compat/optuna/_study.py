@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import gc
 import os
 import threading
 from collections import deque
@@ -22,8 +21,8 @@ from collections.abc import Callable, Container, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hyperlab.compat.optuna._asktell import AskTell
+from hyperlab.compat.optuna._hooks import OptimizeHooks, TrialView
 from hyperlab.compat.optuna._objective import Objective
-from hyperlab.compat.optuna.distributions import to_spec
 from hyperlab.compat.optuna.pruners import BasePruner
 from hyperlab.compat.optuna.samplers import BaseSampler
 from hyperlab.compat.optuna.trial import FrozenTrial, Trial, TrialState
@@ -74,19 +73,20 @@ class Study:
         self.grid_names = frozenset(sampler.space())
         self._session: AskTell | None = None
         self._reader: Store | None = None  # opened by the first read, for every later one
+        self._view: TrialView | None = None  # the trials, while optimize runs
         self._lock = threading.Lock()
         self._session_lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
         """The study without what only this process has (its running experiment, locks)."""
         state = dict(self.__dict__)
-        for name in ("_lock", "_session_lock", "_experiment", "_session", "_reader"):
+        for name in ("_lock", "_session_lock", "_experiment", "_session", "_reader", "_view"):
             state.pop(name)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._experiment, self._session, self._reader = None, None, None
+        self._experiment, self._session, self._reader, self._view = None, None, None, None
         self._lock, self._session_lock = threading.Lock(), threading.Lock()
 
     # ---- what it is ------------------------------------------------------------------------
@@ -150,10 +150,12 @@ class Study:
             raise ValueError(f"n_jobs: expected a positive int or -1, got {n_jobs!r}")
         self._end_session()
         objective = Objective(self, func, caught)
-        hooks = [_Callbacks(self, objective, list(callbacks or ()), gc_after_trial)]
+        view = TrialView(self.get_trials(deepcopy=False), objective.trials.get)
+        hooks = [OptimizeHooks(self, objective, view, list(callbacks or ()), gc_after_trial)]
         executor = "inprocess" if jobs == 1 else "threads"
         experiment = self._start(objective, n_trials, jobs, executor, hooks, show_progress_bar)
         self._experiment = experiment
+        self._view = view
         timer = None
         if timeout is not None:
             timer = threading.Timer(float(timeout), self.stop)
@@ -166,7 +168,7 @@ class Study:
         finally:
             if timer is not None:
                 timer.cancel()
-            self._experiment = None
+            self._experiment = self._view = None
         if objective.fatal is not None:
             raise objective.fatal
 
@@ -288,7 +290,12 @@ class Study:
     def get_trials(
         self, deepcopy: bool = True, states: Container[TrialState] | None = None
     ) -> list[FrozenTrial]:
-        """The study's trials, in number order (those in ``states`` only, if given)."""
+        """The study's trials, in number order (those in ``states`` only, if given): while
+        ``optimize`` runs, every trial that ended and those running, from memory (see
+        ``_hooks``); else as stored."""
+        view = self._view
+        if view is not None:
+            return view.trials(states, deepcopy)
         if self._id is None:
             return []
         store = self._store()
@@ -450,37 +457,3 @@ class Study:
 
 def _trials(store: Store, experiment: str) -> list[Record]:
     return sorted(store.get_trials(experiment, reports=True), key=lambda t: t.number)
-
-
-class _Callbacks(Callback):
-    """Optuna's callbacks (``callback(study, frozen_trial)``) after each trial ended."""
-
-    def __init__(
-        self,
-        study: Study,
-        objective: Objective,
-        callbacks: list[Callable[[Study, FrozenTrial], None]],
-        collect: bool,
-    ) -> None:
-        self.study = study
-        self.objective = objective
-        self.callbacks = callbacks
-        self.collect = collect
-
-    def on_trial_end(self, trial: Record) -> None:
-        if self.collect:
-            gc.collect()
-        live = self.objective.trials.pop(trial.number, None)
-        if not self.callbacks:
-            return
-        specs = {} if live is None else {n: to_spec(d) for n, d in live.distributions.items()}
-        specs.update(
-            {
-                n: {"_type": "choice", "_value": [v]}
-                for n, v in trial.params.items()
-                if n not in specs and n in self.study.grid_names
-            }
-        )
-        frozen = FrozenTrial.from_record(trial, specs)
-        for callback in self.callbacks:
-            callback(self.study, frozen)
