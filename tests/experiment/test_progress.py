@@ -9,10 +9,12 @@ import pty
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import hyperlab
 from hyperlab.experiment._progress import ProgressLines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,3 +115,28 @@ def test_progress_lines_come_every_interval_and_each_tenth(monkeypatch):
 def test_progress_false_prints_nothing_when_not_a_terminal_either():
     out = run_piped("off")
     assert out.returncode == 0 and out.stdout == "" and out.stderr == ""
+
+
+def test_progress_lines_count_the_trials_started_in_place_of_those_that_ended(capsys):
+    """At concurrency 2, a line shows 2 running while two run: it is printed after the driver
+    starts the trials that take the finished ones' places, not between."""
+    both_running = threading.Barrier(2, timeout=20)
+
+    def objective(params):
+        both_running.wait()  # every pair of trials runs at once
+        return params["x"]
+
+    hyperlab.run(
+        objective,
+        {"x": hyperlab.uniform(0, 1)},
+        max_trials=8,
+        storage=":memory:",
+        progress=1e-9,  # a line at every turn of the driver's loop
+        executor="threads",
+        concurrency=2,
+        tuner="random",
+    )
+    lines = capsys.readouterr().err.splitlines()
+    counts = [re.search(r": (\d+)/8 trials, (\d) running", line) for line in lines]
+    shown = [(int(m.group(1)), int(m.group(2))) for m in counts if m is not None]
+    assert shown and all(running == 2 for finished, running in shown if finished <= 6), shown

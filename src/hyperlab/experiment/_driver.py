@@ -209,11 +209,11 @@ class Driver(TrialFlow):
                 if self.ending is None:
                     self._schedule()
                     self._submit_more()
+                if self.progress is not None:  # once ended trials' places are taken again
+                    self.progress.update(self)
                 if not self.executor.running and (self.ending is not None or self._no_more()):
                     break
                 self.executor.poll(0 if self._can_submit() else POLL_TIMEOUT)
-                if self.progress is not None:
-                    self.progress.update(self)
             final = self.ending or ExperimentStatus.DONE
         except KeyboardInterrupt:
             self.ending, final = ExperimentStatus.STOPPED, ExperimentStatus.STOPPED
