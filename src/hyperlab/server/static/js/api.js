@@ -1,5 +1,7 @@
 // The REST API (/api/v1, docs/rest.md): reads, writes with JSON bodies, control outcomes.
 
+import { parseExact } from "./json.js";
+
 const PREFIX = "/api/v1";
 
 /** An answer that was not 2xx: its status and the server's `detail`. */
@@ -55,7 +57,8 @@ async function request(method, path, { params, body, signal } = {}) {
   let data = null;
   if (text) {
     try {
-      data = JSON.parse(text);
+      // integers beyond 2^53 exact (json.js), but in plot data: charts want plain numbers
+      data = path.includes("/plots/") ? JSON.parse(text) : parseExact(text);
     } catch {
       data = { detail: text.slice(0, 300) };
     }

@@ -4,6 +4,7 @@
 // which the page also keeps in its address.
 import { debounce, h, icon, replace } from "./dom.js";
 import { TRIAL_STATUSES, count, statusLabel } from "./format.js";
+import { parseExact } from "./json.js";
 
 const TYPING_PAUSE = 350; // ms after the last keystroke before the table asks the server
 
@@ -25,7 +26,7 @@ export function readFilters(query, params) {
     if (!p) continue;
     if (p.kind === "choice" && rest.startsWith("[")) {
       try {
-        const wanted = JSON.parse(rest).map((v) => JSON.stringify(v));
+        const wanted = parseExact(rest).map((v) => JSON.stringify(v));
         state.choices.set(name, new Set(p.options.map((o, i) => (wanted.includes(JSON.stringify(o.value)) ? i : -1)).filter((i) => i >= 0)));
       } catch {
         /* a hand-edited address: left out */

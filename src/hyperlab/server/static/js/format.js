@@ -7,6 +7,7 @@ const INTEGER = new Intl.NumberFormat("en-US");
 /** A number with `digits` significant digits: 0.001234, 12.35, 1.23e-6, 123,457. */
 export function num(value, digits = 4) {
   if (value === null || value === undefined || value === "") return DASH;
+  if (typeof value === "bigint") return value.toString(); // beyond 2^53 (json.js): every digit
   if (typeof value !== "number") return String(value);
   if (!Number.isFinite(value)) return String(value);
   if (Number.isInteger(value) && Math.abs(value) < 1e15) return INTEGER.format(value);

@@ -2,6 +2,7 @@
 // (…/search-space/check sends nothing to the experiment); Apply sends only a space that passed.
 import { exp, send } from "./api.js";
 import { h } from "./dom.js";
+import { parseExact } from "./json.js";
 import { markField, steer } from "./steer.js";
 import { openDialog } from "./ui.js";
 
@@ -20,7 +21,7 @@ export function spaceDialog(ctx) {
     const mine = ++checked;
     let space;
     try {
-      space = JSON.parse(editor.value);
+      space = parseExact(editor.value); // integers beyond 2^53 sent as typed
     } catch (err) {
       markField(editor, `Not valid JSON: ${err.message}`, message);
       okLine.hidden = true;
