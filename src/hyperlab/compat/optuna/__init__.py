@@ -17,7 +17,13 @@ from hyperlab.compat.optuna import (
     study,
     trial,
 )
-from hyperlab.compat.optuna._studies import create_study, get_all_study_names, load_study
+from hyperlab.compat.optuna._studies import (
+    create_study,
+    delete_study,
+    get_all_study_names,
+    get_all_study_summaries,
+    load_study,
+)
 from hyperlab.compat.optuna._study import Study
 from hyperlab.compat.optuna.exceptions import TrialPruned
 from hyperlab.compat.optuna.trial import Trial
@@ -27,9 +33,11 @@ __all__ = [
     "Trial",
     "TrialPruned",
     "create_study",
+    "delete_study",
     "distributions",
     "exceptions",
     "get_all_study_names",
+    "get_all_study_summaries",
     "load_study",
     "logging",
     "pruners",
@@ -42,10 +50,8 @@ _INSTEAD = {
     "visualization": "open the hyperlab dashboard (hyperlab serve), which plots the trials",
     "importance": "the dashboard's parameter importance (hyperlab serve)",
     "storages": "pass a database URL as storage ('sqlite:///study.db', 'postgresql://...')",
-    "delete_study": "hyperlab rm EXPERIMENT",
     "copy_study": "hyperlab import-optuna, or Experiment.import_data",
     "create_trial": "Experiment.import_data",
-    "get_all_study_summaries": "hyperlab ls",
     "integration": "report from your training loop with trial.report",
     "artifacts": "write files in hyperlab.trial_dir()",
 }

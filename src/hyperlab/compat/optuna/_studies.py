@@ -1,10 +1,14 @@
-"""Optuna's ``create_study``, ``load_study`` and ``get_all_study_names``: finding a study in
-a storage (a named hyperlab experiment whose metric is ``value``) and making its ``Study``.
+"""Optuna's ``create_study``, ``load_study``, ``get_all_study_names``,
+``get_all_study_summaries`` and ``delete_study``: finding a study in a storage (a named
+hyperlab experiment whose metric is ``value``), making its ``Study``, summing it up, deleting
+it.
 """
 
 from __future__ import annotations
 
+import datetime
 import os
+import shutil
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,9 +16,18 @@ from hyperlab.compat.optuna._study import METRIC, Study, StudyDirection
 from hyperlab.compat.optuna.exceptions import DuplicatedStudyError
 from hyperlab.compat.optuna.pruners import BasePruner, MedianPruner
 from hyperlab.compat.optuna.samplers import BaseSampler, TPESampler
-from hyperlab.store import Store
+from hyperlab.compat.optuna.trial import FrozenTrial
+from hyperlab.store import ExperimentSummary, Store
+from hyperlab.trial import Mode
 
-__all__ = ["create_study", "get_all_study_names", "load_study"]
+__all__ = [
+    "StudySummary",
+    "create_study",
+    "delete_study",
+    "get_all_study_names",
+    "get_all_study_summaries",
+    "load_study",
+]
 
 
 def create_study(
@@ -88,6 +101,97 @@ def get_all_study_names(storage: Any) -> list[str]:
     """The names of the studies (named hyperlab experiments) in ``storage``."""
     store = Store.open(_storage_url(storage))
     return sorted({e.name for e in store.list_experiments() if e.name is not None})
+
+
+class StudySummary:
+    """A study at a glance (``optuna.study.StudySummary``), as
+    ``get_all_study_summaries`` lists it.
+
+    Attributes:
+        study_name: Its name.
+        directions: Its direction, in a list (``direction`` is the one).
+        best_trial: Its COMPLETE trial with the best value (None when there is none, or when
+            not asked for).
+        user_attrs: Its attributes (always empty: hyperlab keeps attributes per trial).
+        n_trials: How many trials it has, in every state.
+        datetime_start: When it first ran (None before that).
+        experiment_id: The hyperlab experiment it is.
+    """
+
+    def __init__(
+        self,
+        study_name: str,
+        direction: StudyDirection,
+        best_trial: FrozenTrial | None,
+        n_trials: int,
+        datetime_start: datetime.datetime | None,
+        experiment_id: str,
+    ) -> None:
+        self.study_name = study_name
+        self.directions = [direction]
+        self.best_trial = best_trial
+        self.user_attrs: dict[str, Any] = {}
+        self.n_trials = n_trials
+        self.datetime_start = datetime_start
+        self.experiment_id = experiment_id
+
+    @property
+    def direction(self) -> StudyDirection:
+        return self.directions[0]
+
+    def __repr__(self) -> str:
+        return (
+            f"StudySummary(study_name={self.study_name!r}, direction={self.direction.name}, "
+            f"n_trials={self.n_trials}, experiment_id={self.experiment_id!r})"
+        )
+
+
+def get_all_study_summaries(storage: Any, include_best_trial: bool = True) -> list[StudySummary]:
+    """A summary of each study (named hyperlab experiment) in ``storage``, by name."""
+    store = Store.open(_storage_url(storage))
+    found = sorted(
+        (e for e in store.list_experiments() if e.name is not None), key=lambda e: e.name or ""
+    )
+    return [_summary(store, e, include_best_trial) for e in found]
+
+
+def _summary(store: Store, found: ExperimentSummary, include_best_trial: bool) -> StudySummary:
+    best = None
+    if include_best_trial:
+        record = store.get_best_trial(found.id, found.mode)
+        if record is not None:
+            experiment = store.get_experiment(found.id)
+            best = FrozenTrial.from_record(
+                record, {**experiment.space, **experiment.options.suggested}
+            )
+    started = found.started_at
+    return StudySummary(
+        study_name=found.name or "",
+        direction=StudyDirection.MAXIMIZE if found.mode is Mode.MAX else StudyDirection.MINIMIZE,
+        best_trial=best,
+        n_trials=found.n_trials,
+        datetime_start=None if started is None else datetime.datetime.fromtimestamp(started),
+        experiment_id=found.id,
+    )
+
+
+def delete_study(*, study_name: str, storage: Any) -> None:
+    """Delete study ``study_name``: its experiment, trials and trial folders (as
+    ``hyperlab rm``).
+
+    Raises:
+        KeyError: No such study, as Optuna.
+        ExperimentBusy: A driver runs it.
+    """
+    url = _storage_url(storage)
+    found = _find(url, study_name)
+    if found is None:
+        raise KeyError(f"Record does not exist: no study named {study_name!r} in {url}")
+    store = Store.open(url)
+    record = store.get_experiment(found)
+    record.check_not_running()
+    store.delete_experiment(found)
+    shutil.rmtree(store.experiment_folder(record), ignore_errors=True)
 
 
 def _find(url: str | None, name: str) -> str | None:
