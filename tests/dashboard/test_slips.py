@@ -82,3 +82,14 @@ def test_a_seed_beyond_2_53_shows_every_digit_and_json_writes_it_back_exactly(
         }"""
     )
     assert back is True
+
+
+def test_the_curves_metric_is_named_on_a_plots_tab_opened_first(dash: Dash, slips: Slips):
+    for experiment_id, metric in [(slips.nni_id, "default"), (slips.max_id, "acc")]:
+        _open(dash, slips, experiment_id, "plots")
+        curves = dash.page.get_by_test_id("curves-chart")
+        curves.locator(".scatterlayer .trace").first.wait_for()
+        chosen = dash.page.get_by_test_id("curves-metric")
+        assert chosen.input_value() == metric
+        assert chosen.evaluate("s => s.options[s.selectedIndex].text") == metric
+    dash.shot("plots-nni-metric")

@@ -25,7 +25,19 @@ export function plotsTab(el, ctx) {
 
   // ---- curves ----
   const metricNames = () => [...ctx.metrics].sort((a, b) => (a === target ? -1 : b === target ? 1 : a.localeCompare(b)));
-  const curveMetric = select("Metric", metricNames().map((m) => [m, m]), target, "curves-metric");
+  const curveMetric = select("Metric", [], null, "curves-metric");
+  /** The metrics known now, the chosen one kept: trials report more as they run, and when none
+   * was chosen (an experiment without a metric option, as NNI's), the server names the metric
+   * it drew (`shown`). */
+  const fillMetrics = (shown) => {
+    if (shown) ctx.metrics.add(shown);
+    const names = metricNames();
+    const value = curveMetric.value || shown || target;
+    curveMetric.replaceChildren(...names.map((m) => h("option", { value: m, selected: m === value }, m)));
+    curveMetric.value = names.includes(value) ? value : names[0] || "";
+    curveMetric.hidden = !names.length;
+  };
+  fillMetrics(null);
   const topN = select("Which trials", [
     ["top:10", "best 10"], ["top:20", "best 20"], ["mix:5", "best 5 and latest 5"],
     ["latest:10", "latest 10"], ["latest:20", "latest 20"], ["top:0", "picked only"],
@@ -42,6 +54,7 @@ export function plotsTab(el, ctx) {
         trials: numbers.length ? [...new Set(numbers)].join(",") : null,
         top: kind === "latest" ? 0 : size, metric: curveMetric.value || null,
       });
+      fillMetrics(answer.metric);
       const shown = answer.curves.filter((c) => c.steps.length);
       curves.note.replaceChildren(picked.length
         ? h("span", null, `${picked.length} picked in the `, h("a", { href: link(ctx.id, "trials") }, "trials table"), " (thicker lines). ✕ marks where an early-stopped trial was stopped, ◇ a paused one; running trials are dotted.")
