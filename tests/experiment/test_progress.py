@@ -14,7 +14,10 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 import hyperlab
+from hyperlab.config import MAX_TRIALS
 from hyperlab.experiment._progress import ProgressLines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,3 +143,18 @@ def test_progress_lines_count_the_trials_started_in_place_of_those_that_ended(ca
     counts = [re.search(r": (\d+)/8 trials, (\d) running", line) for line in lines]
     shown = [(int(m.group(1)), int(m.group(2))) for m in counts if m is not None]
     assert shown and all(running == 2 for finished, running in shown if finished <= 6), shown
+
+
+@pytest.mark.parametrize(
+    ("cap", "shown"), [(MAX_TRIALS, "12 trials"), (None, "12 trials"), (40, "12/40 trials")]
+)
+def test_a_progress_line_shows_no_cap_without_one(cap, shown, capsys):
+    driver = SimpleNamespace(
+        counts={"finished": 12, "failed": 0},
+        active={},
+        best=None,
+        max_trials=cap,
+        elapsed=lambda: 1.0,
+    )
+    ProgressLines("abcd1234", cap, interval=0.0).update(driver)
+    assert capsys.readouterr().err.startswith(f"hyperlab abcd1234: {shown}, 0 running")

@@ -58,6 +58,14 @@ def open_store(args: argparse.Namespace) -> Any:
         raise BadStore(str(exc)) from None
 
 
+def trial_cap(max_trials: int | None) -> str:
+    """``max_trials`` as ``show`` says it: ``none`` for no cap (a time-only budget; Optuna's
+    ``optimize`` with only a timeout stores ``MAX_TRIALS``, what stands for no end)."""
+    from hyperlab.config import MAX_TRIALS
+
+    return "none" if max_trials is None or max_trials >= MAX_TRIALS else str(max_trials)
+
+
 def make_console() -> Any:
     """Rich output; piped (and no $COLUMNS), one line per table row, for grep and scripts.
 

@@ -22,6 +22,7 @@ from hyperlab.cli._common import (
     make_console,
     open_store,
     status_option,
+    trial_cap,
     trial_table,
     when,
     write_export,
@@ -34,6 +35,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from hyperlab.trial import ExperimentStatus
+
+    from hyperlab.config import MAX_TRIALS
 
     store = open_store(args)
     summaries = store.list_experiments()
@@ -58,7 +61,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
     kind = ["kind"] if researches else []  # a column only when some experiment is a research
     table = Table("id", "name", *kind, "status", "trials", "failed", "best", "started", "duration")
     for exp in summaries:
-        total = "?" if exp.max_trials is None else str(exp.max_trials)  # a research's: all runs
+        if exp.max_trials is not None and exp.max_trials < MAX_TRIALS:
+            trials = f"{exp.n_finished}/{exp.max_trials}"
+        else:  # no cap: a time-only budget (Optuna's optimize with only a timeout stores
+            # MAX_TRIALS), or a research whose runs are not counted yet
+            trials = f"{exp.n_finished}/?" if exp.id in researches else str(exp.n_finished)
         status = f"{exp.status} (driver lost)" if exp.driver_lost else str(exp.status)
         best = "-" if exp.best_value is None else f"{exp.best_value:.6g}"
         table.add_row(
@@ -66,7 +73,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
             printable(exp.name or ""),
             *(["research" if exp.id in researches else "experiment"] if kind else []),
             status,
-            f"{exp.n_finished}/{total}",
+            trials,
             str(exp.n_failed),
             best,
             when(exp.started_at or exp.created_at),
@@ -103,7 +110,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             if options.assessor is None
             else f"{options.assessor} {json.dumps(options.assessor_args)}"
         ),
-        "budget": f"max_trials={options.max_trials}, max_duration={options.max_duration}",
+        "budget": f"max_trials={trial_cap(options.max_trials)}, max_duration={options.max_duration}",
         "executor": f"{options.executor} x{options.concurrency}",
         "by run": ", ".join(  # parameters trials defined as they ran (hyperlab.suggest)
             f"{name} {spec.get('_type')}{spec.get('_value')}"

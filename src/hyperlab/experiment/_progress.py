@@ -13,6 +13,7 @@ import time
 from typing import Any, Protocol, TextIO
 
 from hyperlab._terminal import printable
+from hyperlab.config import MAX_TRIALS
 
 __all__ = ["PROGRESS_INTERVAL", "Progress", "ProgressDisplay", "ProgressLines", "make_progress"]
 
@@ -55,6 +56,12 @@ def _best(driver: Any) -> str:
     return "-" if driver.best is None else f"{driver.best:.6g}"
 
 
+def _cap(total: int | None) -> int | None:
+    """``max_trials`` as a progress total: None for none, and for ``MAX_TRIALS``, what stands
+    for no end (Optuna's ``optimize`` with only a timeout)."""
+    return None if total is None or total >= MAX_TRIALS else total
+
+
 class ProgressDisplay:
     """A live bar: trials finished/total, running, failed, best value so far, elapsed time.
 
@@ -82,7 +89,7 @@ class ProgressDisplay:
             transient=False,
         )
         self._task = self._progress.add_task(
-            printable(experiment_id), total=total, running=0, failed=0, best="-"
+            printable(experiment_id), total=_cap(total), running=0, failed=0, best="-"
         )
         self._progress.start()
         self._last = 0.0
@@ -95,7 +102,7 @@ class ProgressDisplay:
         self._progress.update(
             self._task,
             completed=driver.counts["finished"],
-            total=driver.max_trials,
+            total=_cap(driver.max_trials),
             running=len(driver.active),
             failed=driver.counts["failed"],
             best=_best(driver),
@@ -132,7 +139,7 @@ class ProgressLines:
 
     def update(self, driver: Any) -> None:
         now = time.monotonic()
-        total = driver.max_trials
+        total = _cap(driver.max_trials)
         tenth = 10 * driver.counts["finished"] // total if total else 0
         if now - self._last < self.interval and tenth <= self._tenth:
             return
@@ -144,10 +151,12 @@ class ProgressLines:
         """Nothing: the summary follows."""
 
     def _write(self, driver: Any) -> None:
-        total = "?" if driver.max_trials is None else driver.max_trials
+        total = _cap(driver.max_trials)
+        finished = driver.counts["finished"]
         minutes, seconds = divmod(int(driver.elapsed()), 60)
         line = (
-            f"hyperlab {self.experiment_id}: {driver.counts['finished']}/{total} trials, "
+            f"hyperlab {self.experiment_id}: "
+            f"{finished if total is None else f'{finished}/{total}'} trials, "
             f"{len(driver.active)} running, {driver.counts['failed']} failed, "
             f"best {_best(driver)}, {minutes}m{seconds:02d}s"
         )
