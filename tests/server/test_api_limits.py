@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from hyperlab.server import create_app
-from hyperlab.server._importance import MAX_TRIALS
+from hyperlab.server.importance import MAX_TRIALS
 from hyperlab.server._plots import MAX_AXES
 from hyperlab.server._trials import MAX_PAGE_VALUES
 from hyperlab.store import Store

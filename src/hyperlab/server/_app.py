@@ -34,7 +34,7 @@ from hyperlab.server._context import (
     error_responses,
 )
 from hyperlab.server._controls import router as controls_router
-from hyperlab.server._importance import ImportanceUnavailable
+from hyperlab.server.importance import ImportanceUnavailable
 from hyperlab.server._logs import router as logs_router
 from hyperlab.server._models import ExperimentOut, ExperimentSummaryOut
 from hyperlab.server._nni import router as nni_router

@@ -30,7 +30,7 @@ from hyperlab.server._filters import (
     parse_numbers,
     space_of,
 )
-from hyperlab.server._importance import MAX_TRIALS, budget, importances
+from hyperlab.server.importance import MAX_TRIALS, budget, importances
 from hyperlab.server._listing import Snapshot
 from hyperlab.server._overview import best_numbers, overview, succeeded, summary
 from hyperlab.server._plot_models import (

@@ -11,6 +11,7 @@ from typing import Any
 from hyperlab.compat.optuna import (
     distributions,
     exceptions,
+    importance,
     logging,
     pruners,
     samplers,
@@ -37,6 +38,7 @@ __all__ = [
     "distributions",
     "exceptions",
     "get_all_study_names",
+    "importance",
     "get_all_study_summaries",
     "load_study",
     "logging",
@@ -48,7 +50,6 @@ __all__ = [
 
 _INSTEAD = {
     "visualization": "open the hyperlab dashboard (hyperlab serve), which plots the trials",
-    "importance": "the dashboard's parameter importance (hyperlab serve)",
     "storages": "pass a database URL as storage ('sqlite:///study.db', 'postgresql://...')",
     "copy_study": "hyperlab import-optuna, or Experiment.import_data",
     "create_trial": "Experiment.import_data",
