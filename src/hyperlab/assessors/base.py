@@ -27,13 +27,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from hyperlab.config import Registry, check_arguments, class_path
+from hyperlab.config import Registry, check_arguments, class_path, import_path
 from hyperlab.errors import ConfigError, TrialError
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Mode, Report, Trial, TrialStatus, objective_key
 
 __all__ = [
     "ASSESSORS",
+    "NNI_ASSESSOR_ADAPTER",
     "Action",
     "Assessor",
     "Branch",
@@ -45,6 +46,7 @@ __all__ = [
     "assessor_name",
     "assessor_names",
     "create_assessor",
+    "nni_assessor_class",
     "register_assessor",
 ]
 
@@ -304,6 +306,27 @@ ASSESSORS: Registry[Assessor] = Registry(
 """Assessor names for ``assessor=``: hyperlab's, NNI's spellings, users' own."""
 
 
+NNI_ASSESSOR_ADAPTER = "hyperlab.compat.nni.custom:CustomAssessor"
+"""The adapter that runs a user's own NNI assessor class (``class MyAssessor(
+nni.assessor.Assessor)``), found by its path (the NNI layer sits above the assessors)."""
+
+
+def nni_assessor_class(assessor: object) -> type | None:
+    """The user's NNI assessor class that ``assessor`` is, or names by an unregistered
+    ``"module:Class"`` path: a class with NNI's ``assess_trial`` that is no ``Assessor``; None
+    for anything else."""
+    if isinstance(assessor, str):
+        if ":" not in assessor or assessor in ASSESSORS.names():
+            return None
+        try:
+            assessor = import_path("assessor", assessor)
+        except ConfigError:
+            return None  # ASSESSORS.get says why
+    if not isinstance(assessor, type) or issubclass(assessor, Assessor):
+        return None
+    return assessor if hasattr(assessor, "assess_trial") else None
+
+
 def register_assessor(
     name: str, cls: type[Assessor] | str, *, aliases: tuple[str, ...] = ()
 ) -> None:
@@ -331,12 +354,19 @@ def assessor_name(assessor: str | type[Assessor]) -> str:
     """
     if isinstance(assessor, str):
         return assessor
+    if nni_assessor_class(assessor) is not None:
+        return class_path(assessor)
     if not isinstance(assessor, type) or not issubclass(assessor, Assessor):
         hint = ""
         if isinstance(assessor, Assessor):
             hint = (
                 f"; pass the class, assessor={type(assessor).__name__}, and its arguments as "
                 "assessor_args (a resumed experiment builds its assessor anew from them)"
+            )
+        elif nni_assessor_class(type(assessor)) is not None:
+            hint = (
+                f"; pass the NNI assessor's class, assessor={type(assessor).__name__}, and its "
+                "constructor's arguments as assessor_args (a resumed experiment builds it anew)"
             )
         raise ConfigError(
             "assessor: expected a registered name or an Assessor subclass, got "
@@ -362,7 +392,16 @@ def create_assessor(
         ConfigError: an unknown name (listing the known ones), or an argument the assessor
             does not take or of the wrong type (naming it and the value), or a value the
             assessor refuses (``min_resource >= max_resource``, say).
+
+    A user's NNI assessor class (or its path) runs through ``NNI_ASSESSOR_ADAPTER``, built
+    with ``args``.
     """
+    nni_class = nni_assessor_class(assessor)
+    if nni_class is not None:
+        adapter = ASSESSORS.get(NNI_ASSESSOR_ADAPTER)
+        nni_args: dict[str, Any] = {"class_name": class_path(nni_class)}
+        nni_args["class_args"] = dict(args or {})
+        return adapter(mode=mode, metric=metric, seed=seed, space=space, **nni_args)
     if isinstance(assessor, type):
         if not issubclass(assessor, Assessor):
             raise ConfigError(f"assessor: expected an Assessor subclass, got {assessor!r}")

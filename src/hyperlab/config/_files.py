@@ -160,7 +160,7 @@ def load_config(path: str | os.PathLike) -> ExperimentConfig:
             f"config: {path} must hold a mapping of fields, got {type(data).__name__}"
         )
     if is_nni_config(data):
-        data = translate_nni_config(data)
+        data = translate_nni_config(data, base=path.resolve().parent)
     _check_fields(data, ExperimentConfig, "")
     try:
         config = ExperimentConfig(**data)

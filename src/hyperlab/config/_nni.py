@@ -7,6 +7,7 @@ config never runs differently from what it says without being told.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hyperlab.errors import ConfigError
@@ -41,8 +42,12 @@ def is_nni_config(data: dict[str, Any]) -> bool:
     return any(key in _MARKERS for key in data)
 
 
-def translate_nni_config(data: dict[str, Any]) -> dict[str, Any]:
+def translate_nni_config(data: dict[str, Any], *, base: Path | None = None) -> dict[str, Any]:
     """hyperlab config fields for an NNI v2 experiment config.
+
+    A ``tuner`` or ``assessor`` given by ``className`` (a user's own NNI class) becomes
+    ``hyperlab.compat.nni.custom``'s adapter, its ``codeDirectory`` resolved against ``base``
+    (the config file's folder) when relative.
 
     Raises:
         ConfigError: naming any NNI field or value hyperlab does not support.
@@ -62,6 +67,8 @@ def translate_nni_config(data: dict[str, Any]) -> dict[str, Any]:
             trial["code_dir"] = value
         elif key == "trialGpuNumber":
             gpu_number = _count(key, value)
+        elif isinstance(value, dict) and "className" in value and key in _ALGORITHMS:
+            out.update(_custom(key, value, base))
         elif key == "tuner":
             out.update(_tuner(value))
         elif key in ("assessor", "advisor"):
@@ -173,6 +180,58 @@ def _scheduler(key: str, value: Any) -> dict[str, Any]:
     converted = {renames.get(arg, arg): val for arg, val in args.items() if arg not in ignored}
     out[field] = ours
     out[f"{field}_args"] = converted
+    return out
+
+
+_ALGORITHMS = ("tuner", "assessor", "advisor")
+_ADAPTERS = {
+    "tuner": "hyperlab.compat.nni.custom:CustomTuner",
+    "assessor": "hyperlab.compat.nni.custom:CustomAssessor",
+}
+
+
+def _custom(key: str, value: dict[str, Any], base: Path | None) -> dict[str, Any]:
+    """A user's own NNI tuner or assessor class (``className``, ``codeDirectory``,
+    ``classArgs``), run by the adapter of ``hyperlab.compat.nni.custom``."""
+    if key == "advisor":
+        raise ConfigError(
+            f"config: advisor.className = {value['className']!r}: NNI's custom advisors (a "
+            "MsgDispatcherBase subclass answering NNI's handle_* messages) are not supported by "
+            "hyperlab; write the search as an NNI Tuner (tuner.className) and the early "
+            "stopping as an NNI Assessor (assessor.className), or use the built-in advisors "
+            "Hyperband and BOHB by name"
+        )
+    if "name" in value:
+        raise ConfigError(
+            f"config: {key} has both name ({value['name']!r}, a built-in) and className "
+            f"({value['className']!r}, your own class); keep one"
+        )
+    for field in value:
+        if field not in ("className", "codeDirectory", "classArgs"):
+            raise _unsupported(
+                f"{key}.{field}", value[field], "className, codeDirectory, classArgs"
+            )
+    name = value["className"]
+    if not isinstance(name, str) or "." not in name.strip("."):
+        raise ConfigError(
+            f"config: {key}.className must be 'module.Class', such as 'my_tuner.MyTuner', "
+            f"got {name!r}"
+        )
+    args = value.get("classArgs") or {}
+    if not isinstance(args, dict):
+        raise ConfigError(f"config: {key}.classArgs must be a mapping, got {args!r}")
+    folder = value.get("codeDirectory", ".")
+    if not isinstance(folder, str):
+        raise ConfigError(f"config: {key}.codeDirectory must be a folder's path, got {folder!r}")
+    if base is not None:
+        folder = str((base / folder).resolve())
+    out: dict[str, Any] = {
+        key: _ADAPTERS[key],
+        f"{key}_args": {"class_name": name, "code_directory": folder, "class_args": dict(args)},
+    }
+    mode = args.get("optimize_mode")  # the class takes it too, as in NNI
+    if mode in _MODES:
+        out["mode"] = _MODES[mode]
     return out
 
 

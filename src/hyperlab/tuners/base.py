@@ -13,15 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from hyperlab.config import Registry, check_arguments, class_path
+from hyperlab.config import Registry, check_arguments, class_path, import_path
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Mode, Trial
 
 __all__ = [
+    "NNI_TUNER_ADAPTER",
     "TUNERS",
     "Tuner",
     "create_tuner",
+    "nni_tuner_class",
     "register_tuner",
     "tuner_class",
     "tuner_name",
@@ -106,6 +108,31 @@ TUNERS: Registry[Tuner] = Registry(
 """Tuner names for ``tuner=``: hyperlab's, NNI's spellings, and users' own (``register_tuner``)."""
 
 
+NNI_TUNER_ADAPTER = "hyperlab.compat.nni.custom:CustomTuner"
+"""The adapter that runs a user's own NNI tuner class (``class MyTuner(nni.tuner.Tuner)``),
+found by its path (the NNI layer sits above the tuners)."""
+
+
+def nni_tuner_class(tuner: object) -> type | None:
+    """The user's NNI tuner class that ``tuner`` is, or names by an unregistered
+    ``"module:Class"`` path: a class with NNI's ``receive_trial_result`` and
+    ``generate_parameters`` (or ``generate_multiple_parameters``) that is no ``Tuner``; None
+    for anything else."""
+    if isinstance(tuner, str):
+        if ":" not in tuner or tuner in TUNERS.names():
+            return None
+        try:
+            tuner = import_path("tuner", tuner)
+        except ConfigError:
+            return None  # TUNERS.get says why
+    if not isinstance(tuner, type) or issubclass(tuner, Tuner):
+        return None
+    proposes = hasattr(tuner, "generate_parameters") or hasattr(
+        tuner, "generate_multiple_parameters"
+    )
+    return tuner if proposes and hasattr(tuner, "receive_trial_result") else None
+
+
 def register_tuner(name: str, cls: type[Tuner] | str, *, aliases: tuple[str, ...] = ()) -> None:
     """Make a tuner class (or its ``"module:Class"`` path) available as ``name`` and aliases."""
     TUNERS.register(name, cls, aliases=aliases)
@@ -123,9 +150,21 @@ def tuner_class(name: str) -> type[Tuner]:
 
 
 def tuner_name(tuner: str | type[Tuner] | Tuner) -> str:
-    """What the options store for ``tuner=``: a name as given, else the class's import path."""
+    """What the options store for ``tuner=``: a name as given, else the class's import path
+    (a user's NNI tuner class's too).
+
+    Raises:
+        ConfigError: an instance of a user's NNI tuner class (a resumed experiment builds its
+            tuner anew: pass the class and its arguments as ``tuner_args``).
+    """
     if isinstance(tuner, str):
         return tuner
+    if not isinstance(tuner, (type, Tuner)) and nni_tuner_class(type(tuner)) is not None:
+        raise ConfigError(
+            f"tuner: an instance of the NNI tuner {type(tuner).__name__} was given; pass the "
+            f"class, tuner={type(tuner).__name__}, and its constructor's arguments as "
+            "tuner_args (a resumed experiment builds it anew from them)"
+        )
     cls = tuner if isinstance(tuner, type) else type(tuner)
     return TUNERS.name_of(cls) or class_path(cls)
 
@@ -144,7 +183,8 @@ def create_tuner(
     Args:
         tuner: A registered name, a ``"module:Class"`` path, a ``Tuner`` subclass, or an
             instance, which is used as it is (it must have been built for ``space`` and
-            ``mode``; ``args`` must then be empty).
+            ``mode``; ``args`` must then be empty). A user's NNI tuner class (or its path)
+            runs through ``NNI_TUNER_ADAPTER``, built with ``args``.
         space: The search space.
         mode: Which way values are better.
         seed: The tuner's seed (ignored for an instance, which has its own).
@@ -154,6 +194,11 @@ def create_tuner(
     """
     if isinstance(tuner, Tuner):
         return _check_instance(tuner, space, Mode(mode), args)
+    nni_class = nni_tuner_class(tuner)
+    if nni_class is not None:
+        adapter = TUNERS.get(NNI_TUNER_ADAPTER)
+        nni_args = {"class_name": class_path(nni_class), "class_args": dict(args or {})}
+        return adapter(space, mode=mode, seed=seed, **nni_args)
     if isinstance(tuner, type):
         if not issubclass(tuner, Tuner):
             raise ConfigError(f"tuner: expected a Tuner subclass, got {tuner!r}")

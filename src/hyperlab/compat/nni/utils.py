@@ -63,7 +63,7 @@ def extract_scalar_reward(value: Any, scalar_key: str = "default") -> float:
     if isinstance(value, (int, float)):
         return value
     if isinstance(value, dict) and isinstance(value.get(scalar_key), (int, float)):
-        return value[scalar_key]  # type: ignore[no-any-return]
+        return value[scalar_key]
     raise RuntimeError(
         f"Incorrect final result: expected a number, or a dict with a number under "
         f"{scalar_key!r}, got {value!r}"

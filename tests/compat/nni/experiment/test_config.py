@@ -12,7 +12,6 @@ import pytest
 
 from hyperlab.compat.nni.experiment import (
     AlgorithmConfig,
-    CustomAlgorithmConfig,
     Experiment,
     ExperimentConfig,
     LocalConfig,
@@ -301,8 +300,8 @@ def test_start_refuses_what_hyperlab_cannot_build_before_anything_is_written(
         ),
         ({"tuner_gpu_indices": [0]}, r"config\.tuner_gpu_indices = \[0\] is not supported"),
         (
-            {"tuner": AlgorithmConfig(class_name="my.Tuner", code_directory=".")},
-            r"config\.tuner\.class_name = 'my\.Tuner' is not supported",
+            {"advisor": AlgorithmConfig(class_name="my.Advisor", code_directory=".")},
+            r"config\.advisor\.class_name = 'my\.Advisor' is not supported",
         ),
         (
             {"training_service": LocalConfig(reuse_mode=True)},
@@ -332,8 +331,6 @@ def test_training_services_other_than_local_are_not_implemented(platform):
             ExperimentConfig(training_service=platform)
         else:
             Experiment(platform)
-    with pytest.raises(NotImplementedError, match=r"custom tuner and assessor classes"):
-        CustomAlgorithmConfig(class_name="my.Tuner")
 
 
 def test_ids_and_stores_the_experiment_cannot_use_are_refused():

@@ -45,10 +45,12 @@ __all__ = ["AlgorithmConfig", "CustomAlgorithmConfig", "ExperimentConfig", "Loca
 
 @dataclasses.dataclass(init=False)
 class AlgorithmConfig(ConfigBase):
-    """A built-in tuner, assessor or advisor by ``name`` (``'TPE'``, ``'Medianstop'``...; any
-    name of hyperlab's registries, ``'package.module:Class'`` included) and its ``class_args``.
-
-    ``class_name`` and ``code_directory`` (NNI's custom algorithms) are refused by ``validate``.
+    """A tuner, assessor or advisor: a built-in one by ``name`` (``'TPE'``, ``'Medianstop'``...;
+    any name of hyperlab's registries, ``'package.module:Class'`` included) and its
+    ``class_args``, or a user's own NNI tuner or assessor class by ``class_name``
+    (``'my_tuner.MyTuner'``) in ``code_directory`` (NNI's ``CustomAlgorithmConfig``), run by
+    ``hyperlab.compat.nni.custom``'s adapters. NNI's custom advisors are refused by
+    ``validate``.
     """
 
     name: str | None = None
@@ -61,16 +63,13 @@ class AlgorithmConfig(ConfigBase):
         return self.name is None and self.class_name is None and not self.class_args
 
 
+@dataclasses.dataclass(init=False)
 class CustomAlgorithmConfig(AlgorithmConfig):
-    """NNI's custom tuner or assessor class: not supported (hyperlab's tuners and assessors have
-    an interface of their own); name a hyperlab ``Tuner`` as ``'package.module:Class'``."""
+    """A user's own NNI tuner or assessor class: ``class_name`` (``'my_tuner.MyTuner'``),
+    ``code_directory`` (the folder of its module, default the working directory) and
+    ``class_args`` (its constructor's arguments), as NNI's."""
 
-    def __init__(self, **kwargs: Any) -> None:
-        raise UnsupportedFeature(
-            "CustomAlgorithmConfig: NNI's custom tuner and assessor classes are not supported by "
-            "hyperlab (its tuners have an interface of their own); use AlgorithmConfig(name="
-            "'package.module:Class') naming a hyperlab Tuner or Assessor subclass"
-        )
+    code_directory: str | Path | None = "."
 
 
 @dataclasses.dataclass(init=False)
@@ -287,22 +286,51 @@ def _check_supported(config: ExperimentConfig, service: LocalConfig) -> None:
 def _algorithm(field: str, algorithm: AlgorithmConfig | None) -> dict[str, Any] | None:
     if algorithm is None or algorithm.is_placeholder():
         return None
-    if algorithm.class_name is not None or algorithm.code_directory is not None:
-        custom = algorithm.class_name or algorithm.code_directory
-        raise _refuse(
-            f"{field}.class_name",
-            custom,
-            "NNI's custom algorithm classes have another "
-            f"interface; set {field}.name to a hyperlab class as 'package.module:Class'",
+    block: dict[str, Any] = {}
+    if algorithm.class_name is not None:
+        if algorithm.name is not None:
+            raise ConfigError(
+                f"config.{field}: give name ({algorithm.name!r}, a built-in) or class_name "
+                f"({algorithm.class_name!r}, your own class), not both"
+            )
+        if field == "advisor":
+            raise _refuse(
+                "advisor.class_name",
+                algorithm.class_name,
+                "NNI's custom advisors (MsgDispatcherBase subclasses answering NNI's handle_* "
+                "messages) have no equivalent; write the search as an NNI Tuner "
+                "(tuner.class_name) and the early stopping as an NNI Assessor "
+                "(assessor.class_name)",
+            )
+        folder = _folder(field, algorithm)
+        block = {"className": algorithm.class_name, "codeDirectory": str(folder)}
+    elif algorithm.code_directory is not None:
+        raise ConfigError(
+            f"config.{field}.class_name: required with {field}.code_directory "
+            f"({str(algorithm.code_directory)!r}): the class to run, such as 'my_tuner.MyTuner'"
         )
-    if algorithm.name is None:
+    elif algorithm.name is None:
         raise ConfigError(
             f"config.{field}.name: required once {field}.class_args is set, such as 'TPE'"
         )
-    block: dict[str, Any] = {"name": algorithm.name}
+    else:
+        block = {"name": algorithm.name}
     if algorithm.class_args:
         block["classArgs"] = dict(algorithm.class_args)
     return block
+
+
+def _folder(field: str, algorithm: AlgorithmConfig) -> Path:
+    """The absolute folder of a custom algorithm's module (``code_directory``, default the
+    base folder).
+
+    Raises:
+        ConfigError: it does not exist.
+    """
+    folder = algorithm.resolve(algorithm.code_directory or ".")
+    if not folder.is_dir():
+        raise ConfigError(f"config.{field}.code_directory: folder {str(folder)!r} does not exist")
+    return folder
 
 
 def _code_directory(config: ExperimentConfig, service: LocalConfig) -> str:
