@@ -9,14 +9,20 @@ no equivalent here raises ``NotImplementedError`` naming it and what to use inst
 from typing import Any
 
 from hyperlab.compat.optuna import (
+    artifacts,
     distributions,
     exceptions,
     importance,
+    integration,
     logging,
+    progress_bar,
     pruners,
     samplers,
+    search_space,
+    storages,
     study,
     trial,
+    version,
 )
 from hyperlab.compat.optuna._studies import (
     create_study,
@@ -33,6 +39,7 @@ __all__ = [
     "Study",
     "Trial",
     "TrialPruned",
+    "artifacts",
     "create_study",
     "delete_study",
     "distributions",
@@ -40,21 +47,23 @@ __all__ = [
     "get_all_study_names",
     "importance",
     "get_all_study_summaries",
+    "integration",
     "load_study",
     "logging",
+    "progress_bar",
     "pruners",
     "samplers",
+    "search_space",
+    "storages",
     "study",
     "trial",
+    "version",
 ]
 
 _INSTEAD = {
     "visualization": "open the hyperlab dashboard (hyperlab serve), which plots the trials",
-    "storages": "pass a database URL as storage ('sqlite:///study.db', 'postgresql://...')",
     "copy_study": "hyperlab import-optuna, or Experiment.import_data",
     "create_trial": "Experiment.import_data",
-    "integration": "report from your training loop with trial.report",
-    "artifacts": "write files in hyperlab.trial_dir()",
 }
 
 
