@@ -93,3 +93,19 @@ def test_the_curves_metric_is_named_on_a_plots_tab_opened_first(dash: Dash, slip
         assert chosen.input_value() == metric
         assert chosen.evaluate("s => s.options[s.selectedIndex].text") == metric
     dash.shot("plots-nni-metric")
+
+
+def test_an_nni_experiments_objective_shows_once_in_the_trials_table_and_trial_page(
+    dash: Dash, slips: Slips
+):
+    _open(dash, slips, slips.nni_id, "trials")
+    table = dash.page.get_by_test_id("trials-table")
+    table.locator("tbody tr").first.wait_for()
+    headers = [h.strip().lower() for h in table.locator("thead th").all_inner_texts()]
+    assert "default" not in headers
+    assert sum(h.startswith("value") for h in headers) == 1
+    dash.shot("trials-nni")
+    table.locator("tbody tr").first.click()
+    stats = dash.page.get_by_test_id("trial-page")
+    stats.get_by_test_id("trial-value").wait_for()
+    assert "value (value)" not in stats.inner_text().lower()

@@ -3,7 +3,7 @@
 // parameters (status=, value=MIN..MAX, param=NAME:MIN..MAX, param=NAME:[options], metric=...),
 // which the page also keeps in its address.
 import { debounce, h, icon, replace } from "./dom.js";
-import { TRIAL_STATUSES, count, statusLabel } from "./format.js";
+import { TRIAL_STATUSES, count, objectiveMetric, statusLabel } from "./format.js";
 import { parseExact } from "./json.js";
 
 const TYPING_PAUSE = 350; // ms after the last keystroke before the table asks the server
@@ -108,7 +108,8 @@ export class FilterBar {
 
   renderGroups() {
     const ctx = this.ctx;
-    const groups = [this.rangeGroup(ctx.record.options.metric || "value", this.state.value, null, "value")];
+    const objective = objectiveMetric(ctx.record.options, ctx.metrics);
+    const groups = [this.rangeGroup(objective || "value", this.state.value, null, "value")];
     for (const r of this.state.ranges) groups.push(this.rangeGroup(r.name, r, () => this.removeRange(r), `${r.kind}-${r.name}`, r.kind));
     for (const [name, picked] of this.state.choices) groups.push(this.choiceGroup(name, picked));
     const adder = h("select", { class: "input add-filter", "aria-label": "Add a filter", "data-testid": "add-filter" });
@@ -117,7 +118,7 @@ export class FilterBar {
       replace(adder,
         h("option", { value: "" }, "+ Add a filter…"),
         h("optgroup", { label: "Parameters" }, ctx.params.filter((p) => !used.has(`param:${p.name}`)).map((p) => h("option", { value: `param:${p.name}` }, p.name))),
-        h("optgroup", { label: "Metrics" }, [...ctx.metrics].filter((m) => m !== ctx.record.options.metric && !used.has(`metric:${m}`)).map((m) => h("option", { value: `metric:${m}` }, m))),
+        h("optgroup", { label: "Metrics" }, [...ctx.metrics].filter((m) => m !== objectiveMetric(ctx.record.options, ctx.metrics) && !used.has(`metric:${m}`)).map((m) => h("option", { value: `metric:${m}` }, m))),
         used.has("duration:duration") ? null : h("option", { value: "duration:duration" }, "duration (s)"));
     };
     fill();

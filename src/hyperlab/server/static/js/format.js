@@ -139,6 +139,19 @@ export function isLive(record) {
   return !record.driver_lost && ["RUNNING", "NO_MORE_TRIAL"].includes(record.status);
 }
 
+const BOOKKEEPING = new Set(["time_this_iter_s"]); // hyperlab.trial.BOOKKEEPING_METRICS
+
+/** The reported metric that is the objective, as the driver picks it (hyperlab.trial's
+ * objective_key) from `metrics`, the names reported: the `metric` option, else NNI's `default`
+ * (a bare value), else the only one; null when none is known. Shown as the value, not again as
+ * a metric. */
+export function objectiveMetric(options, metrics) {
+  if (options.metric) return options.metric;
+  const own = [...metrics].filter((m) => !BOOKKEEPING.has(m));
+  if (own.includes("default")) return "default";
+  return own.length === 1 ? own[0] : null;
+}
+
 /** The experiment's objective, named: "loss (min)". */
 export function objectiveName(options) {
   const metric = options.metric || "value";

@@ -2,7 +2,7 @@
 // importance, and any parameter or metric against the objective.
 import { exp, get } from "./api.js";
 import { h } from "./dom.js";
-import { count } from "./format.js";
+import { count, objectiveMetric } from "./format.js";
 import { curvesChart, importanceChart, parallelChart, purge, scatterChart } from "./plots.js";
 import { link } from "./router.js";
 import { chartCard, chartMessage, empty, errorBox } from "./ui.js";
@@ -19,7 +19,7 @@ export function latest(ctx, n) {
 
 export function plotsTab(el, ctx) {
   const options = ctx.record.options;
-  const target = options.metric || "value";
+  const target = objectiveMetric(options, ctx.metrics) || "value"; // NNI's: default
   const select = (label, choices, value, testid) => h("select", { class: "input small", "aria-label": label, "data-testid": testid },
     choices.map(([v, text]) => h("option", { value: v, selected: v === value }, text)));
 

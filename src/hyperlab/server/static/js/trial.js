@@ -6,7 +6,8 @@ import { killTrial } from "./controls.js";
 import { h, icon, replace } from "./dom.js";
 import { notFound } from "./experiment.js";
 import {
-  KILLABLE_TRIAL, absolute, badge, count, duration, isLive, num, param, statusLabel, tickTimes, timeEl,
+  KILLABLE_TRIAL, absolute, badge, count, duration, isLive, num, objectiveMetric, param, statusLabel, tickTimes,
+  timeEl,
 } from "./format.js";
 import { allowPlotly, purge, reportsChart } from "./plots.js";
 import { Poller } from "./poller.js";
@@ -153,9 +154,9 @@ class TrialPage {
   renderBody() {
     const t = this.trial;
     const r = this.record;
-    const objective = r.options.metric || "value";
+    const objective = objectiveMetric(r.options, Object.keys(t.metrics));
     replace(this.stats,
-      stat(`Value (${objective})`, t.value === null ? h("span", { class: "muted" }, "–") : h("span", { class: "best-value", "data-testid": "trial-value" }, num(t.value, 6))),
+      stat(objective ? `Value (${objective})` : "Value", t.value === null ? h("span", { class: "muted" }, "–") : h("span", { class: "best-value", "data-testid": "trial-value" }, num(t.value, 6))),
       stat("Duration", t.duration !== null ? duration(t.duration) : t.started_at && t.status === "RUNNING" ? h("span", null, duration(Date.now() / 1000 - t.started_at), h("span", { class: "muted" }, " so far")) : "–"),
       stat("Started", t.started_at ? h("span", { title: absolute(t.started_at) }, timeEl(t.started_at)) : h("span", { class: "muted" }, "not yet")),
       stat("Finished", t.finished_at ? timeEl(t.finished_at) : h("span", { class: "muted" }, "–")),

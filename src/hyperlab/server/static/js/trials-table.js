@@ -3,7 +3,7 @@
 // page, the one in flight aborted when the page changes, live changes batched.
 import { exp, getWithHeaders } from "./api.js";
 import { h, icon, replace } from "./dom.js";
-import { badge, count, duration, num, param, timeEl } from "./format.js";
+import { badge, count, duration, num, objectiveMetric, param, timeEl } from "./format.js";
 import { link } from "./router.js";
 import { empty, errorBox } from "./ui.js";
 
@@ -46,7 +46,7 @@ export class TrialsTable {
   /** The columns for the experiment as known now. */
   columns() {
     const ctx = this.ctx;
-    const objective = ctx.record.options.metric;
+    const objective = objectiveMetric(ctx.record.options, ctx.metrics); // its column is the value
     const cols = [];
     if (this.selectable) cols.push({ key: "select", label: "", cls: "col-select" });
     cols.push({ key: "number", label: "#", sort: "number", cls: "num col-number" });
