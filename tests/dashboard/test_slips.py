@@ -109,3 +109,22 @@ def test_an_nni_experiments_objective_shows_once_in_the_trials_table_and_trial_p
     stats = dash.page.get_by_test_id("trial-page")
     stats.get_by_test_id("trial-value").wait_for()
     assert "value (value)" not in stats.inner_text().lower()
+
+
+def test_the_sort_arrow_points_the_way_the_values_go_on_a_maximise_experiment(
+    dash: Dash, slips: Slips
+):
+    _open(dash, slips, slips.max_id, "trials")
+    page = dash.page
+    page.get_by_test_id("sort-value").click()  # best first: the largest on top
+    header = page.locator("th[data-sort=value].sorted")
+    header.wait_for()
+    page.wait_for_timeout(300)
+    values = [float(v) for v in page.locator('tbody td[data-col="value"]').all_inner_texts()]
+    assert values == sorted(values, reverse=True)
+    assert header.get_attribute("aria-sort") == "descending"
+    assert header.get_attribute("data-arrow") == "down"
+    dash.shot("trials-max-best-first")
+    page.get_by_test_id("sort-value").click()  # worst first: the smallest on top
+    page.wait_for_selector("th[data-sort=value][aria-sort=ascending]")
+    assert header.get_attribute("data-arrow") == "up"

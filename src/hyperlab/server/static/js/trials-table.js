@@ -162,16 +162,21 @@ export class TrialsTable {
     if (!c.sort) return h("th", { class: c.cls, title: c.title || null, scope: "col" }, c.label);
     const active = this.sort === c.sort ? "asc" : this.sort === `-${c.sort}` ? "desc" : null;
     const label = c.sort === "value" && active ? (active === "asc" ? "best first" : "worst first") : active === "asc" ? "ascending" : "descending";
+    // which way the numbers go down the column: `value` sorts best first, the largest on top
+    // when the experiment maximises; the arrow and aria-sort follow the numbers
+    const largestFirst = c.sort === "value" && this.ctx.record.options.mode === "max";
+    const arrow = (key) => ((key === "asc") !== largestFirst ? "up" : "down");
+    const shown = active ? arrow(active) : null;
     return h("th", {
       class: `${c.cls} sortable ${active ? "sorted" : ""}`, scope: "col",
-      "aria-sort": active ? (active === "asc" ? "ascending" : "descending") : "none",
-      "data-sort": c.sort,
+      "aria-sort": shown ? (shown === "up" ? "ascending" : "descending") : "none",
+      "data-sort": c.sort, "data-arrow": shown,
     }, h("button", {
       type: "button", class: "sort-button", title: active ? `Sorted ${label}; click to reverse` : `Sort by ${c.label}${c.sort === "value" ? " (best first)" : ""}`,
       "data-testid": `sort-${c.sort}`,
       onclick: () => this.sortBy(c.sort),
     }, h("span", { class: "th-label" }, c.label),
-    active ? icon(active === "asc" ? "up" : "down", 12) : h("span", { class: "sort-hint" }, icon("up", 12))));
+    shown ? icon(shown, 12) : h("span", { class: "sort-hint" }, icon(arrow("asc"), 12))));
   }
 
   sortBy(key) {
