@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,15 @@ import yaml
 
 import hyperlab
 from hyperlab import TrialStatus
+from hyperlab.assessors import Decision
 from hyperlab.cli import main
+from hyperlab.compat.nni.custom import CustomAssessor, CustomTuner
 from hyperlab.compat.nni.experiment import CustomAlgorithmConfig, Experiment
 from hyperlab.config import load_config
 from hyperlab.errors import ConfigError
+from hyperlab.space import SearchSpace
 from hyperlab.store import Store
-from hyperlab.trial import Trial
+from hyperlab.trial import Report, Trial
 
 ALGORITHMS = Path(__file__).parent / "algorithms"
 SPACE = {"x": {"_type": "uniform", "_value": [0, 1]}}
@@ -252,3 +256,61 @@ def test_what_cannot_run_is_refused_naming_it(home: Path) -> None:
     config.write_text(yaml.safe_dump(data))
     storage = f"sqlite:///{home / 'runs.db'}"
     assert main(["--storage", storage, "run", str(config)]) != 0
+
+
+def make_tuner(log: Path) -> CustomTuner:
+    space = SearchSpace.from_nni(SPACE)
+    return CustomTuner(
+        space,
+        mode="max",
+        seed=0,
+        class_name="demo_tuner.DemoTuner",
+        code_directory=str(ALGORITHMS),
+        class_args={"log": str(log)},
+    )
+
+
+def test_imported_results_go_to_import_data_and_hand_added_trials_are_not_learnt(
+    home: Path,
+) -> None:
+    log = home / "calls.jsonl"
+    tuner = make_tuner(log)
+    assert tuner.suggest(0) == {"x": pytest.approx(proposal(0, 0))}
+    tuner.observe(
+        Trial("e", -1, {"x": 0.5}, TrialStatus.SUCCEEDED, value=2, metrics={"default": 2})
+    )
+    added = Trial("e", 1, {"x": 0.2}, TrialStatus.SUCCEEDED, value=1, metrics={"default": 1})
+    tuner.observe(replace(added, source="custom"))
+    both = {"default": 3.0, "loss": 1.0}
+    tuner.observe(Trial("e", 0, {"x": 0.1}, TrialStatus.SUCCEEDED, value=3, metrics=both))
+    assert tuner_calls(log)[3:] == [
+        ["import_data", [{"parameter": {"x": 0.5}, "value": 2}]],
+        ["trial_end", 1, True, {}],  # a hand-added trial's result is not given (NNI's rule)
+        # the params the tuner proposed, the value as reported (a dict: two metrics)
+        [
+            "receive_trial_result",
+            0,
+            {"x": proposal(0, 0)},
+            both,
+            {"customized": False, "trial_job_id": "e-0"},
+        ],
+        ["trial_end", 0, True, {}],
+    ]
+
+
+def test_an_assessor_answer_that_is_no_assess_result_is_an_error(home: Path) -> None:
+    assessor = CustomAssessor(
+        class_name="demo_tuner.ThresholdAssessor",
+        code_directory=str(ALGORITHMS),
+        class_args={"log": str(home / "calls.jsonl"), "threshold": 0.5},
+        mode="max",
+    )
+    trial = Trial("e", 0, {"x": 0.1}, TrialStatus.RUNNING)
+    assessor.on_start(trial, 0.0)
+    assert assessor.on_report(trial, Report(0, {"default": 0.1}, 0.0), 0.0) is Decision.CONTINUE
+    assert assessor.on_report(trial, Report(1, {"default": 0.1}, 0.0), 0.0) is Decision.STOP
+    assessor.algorithm.assess_trial = lambda job, history: "maybe"
+    other = replace(trial, number=1)
+    assessor.on_start(other, 0.0)
+    with pytest.raises(TypeError, match=r"returned 'maybe'; expected AssessResult.Good or"):
+        assessor.on_report(other, Report(0, {"default": 0.1}, 0.0), 0.0)
