@@ -1,0 +1,108 @@
+"""Running the corpus's own scripts (``scripts/optuna``, ``scripts/nni``) twice: on hyperlab,
+their import lines rewritten on the fly, and on the real library where it is installed. Each
+script prints one ``RESULT {...}`` line (JSON), read here."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCRIPTS = Path(__file__).parent / "scripts"
+TIMEOUT = 180.0
+
+
+def optuna_on_hyperlab(source: str) -> str:
+    """``import optuna`` and ``from optuna.x import Y`` pointed at ``hyperlab.compat.optuna``."""
+    changed = re.sub(
+        r"^(\s*)import optuna$", r"\1import hyperlab.compat.optuna as optuna", source, flags=re.M
+    )
+    changed = re.sub(
+        r"^(\s*)from optuna((?:\.\w+)*) import",
+        r"\1from hyperlab.compat.optuna\2 import",
+        changed,
+        flags=re.M,
+    )
+    assert "optuna" not in re.findall(r"^\s*(?:from|import) (\w+)", changed, flags=re.M)
+    return changed
+
+
+@dataclass
+class Run:
+    """One run of a script: its exit status, its RESULT, its first error line, its output."""
+
+    returncode: int
+    result: dict[str, Any] | None
+    error: str
+    stdout: str
+    stderr: str
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ran(self) -> bool:
+        return self.returncode == 0 and self.result is not None
+
+
+def first_error(stderr: str) -> str:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if re.match(r"^[\w.]+(Error|Exception|Exit)\b", line):
+            return line[:300]
+    return lines[-1][:300] if lines else ""
+
+
+def run(
+    args: list[str],
+    cwd: Path,
+    *,
+    python: str = sys.executable,
+    env: dict[str, str] | None = None,
+    timeout: float = TIMEOUT,
+) -> Run:
+    """``python ARGS`` in ``cwd``; its RESULT lines (the last one as ``result``)."""
+    environment = {**os.environ, "HYPERLAB_HOME": str(cwd / "hyperlab-home"), **(env or {})}
+    try:
+        done = subprocess.run(
+            [python, *args],
+            cwd=cwd,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return Run(-9, None, f"timed out after {timeout:g} s", "", "")
+    results = [
+        json.loads(line.removeprefix("RESULT "))
+        for line in done.stdout.splitlines()
+        if line.startswith("RESULT ")
+    ]
+    error = "" if done.returncode == 0 else first_error(done.stderr)
+    if done.returncode == 0 and not results:
+        error = "no RESULT line"
+    return Run(
+        done.returncode,
+        results[-1] if results else None,
+        error,
+        done.stdout,
+        done.stderr,
+        results,
+    )
+
+
+def optuna_script(name: str, folder: Path, *, real: bool, times: int = 1) -> Run:
+    """Run ``scripts/optuna/NAME`` in ``folder`` (made here) ``times`` times, with Optuna
+    itself (``real``) or with its imports rewritten to hyperlab's; every RESULT is kept."""
+    source = (SCRIPTS / "optuna" / name).read_text()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(source if real else optuna_on_hyperlab(source))
+    runs = [run([name], folder) for _ in range(times)]
+    last = runs[-1]
+    last.results = [r.result for r in runs if r.result is not None]
+    failed = next((r for r in runs if not r.ran), None)
+    return failed or last
