@@ -23,6 +23,7 @@ from hyperlab.compat.optuna import (
     study,
     trial,
     version,
+    visualization,
 )
 from hyperlab.compat.optuna._studies import (
     create_study,
@@ -45,8 +46,8 @@ __all__ = [
     "distributions",
     "exceptions",
     "get_all_study_names",
-    "importance",
     "get_all_study_summaries",
+    "importance",
     "integration",
     "load_study",
     "logging",
@@ -58,10 +59,10 @@ __all__ = [
     "study",
     "trial",
     "version",
+    "visualization",
 ]
 
 _INSTEAD = {
-    "visualization": "open the hyperlab dashboard (hyperlab serve), which plots the trials",
     "copy_study": "hyperlab import-optuna, or Experiment.import_data",
     "create_trial": "Experiment.import_data",
 }
