@@ -185,3 +185,19 @@ def test_without_plotly_a_plot_says_how_to_install_it(
     monkeypatch.setitem(sys.modules, "plotly.graph_objects", None)
     with pytest.raises(ImportError, match="pip install plotly"):
         hl.visualization.plot_optimization_history(studies[1])
+
+
+@pytest.mark.parametrize("plot", ["plot_optimization_history", "plot_contour", "plot_rank"])
+def test_a_maximised_study_draws_its_best_as_optuna(
+    optuna: ModuleType, tmp_path: Path, plot: str
+) -> None:
+    """The best value so far, and the contour's value where trials share a point, are the
+    greatest of a maximised study's."""
+    theirs = _study(optuna, direction="maximize")
+    ours = _study(hl, direction="maximize", storage=f"sqlite:///{tmp_path / 'max.db'}")
+    params = None if plot == "plot_optimization_history" else ["c", "batch"]
+    kwargs = {} if params is None else {"params": params}
+    _compare(
+        getattr(optuna.visualization, plot)(theirs, **kwargs),
+        getattr(hl.visualization, plot)(ours, **kwargs),
+    )
