@@ -3,6 +3,8 @@ that printed nothing shows, a time-only budget, and numbers as they were meant."
 
 from __future__ import annotations
 
+import pytest
+
 import hyperlab
 from hyperlab.cli import main as cli_main
 from hyperlab.config import MAX_TRIALS
@@ -33,3 +35,97 @@ def test_a_time_only_budget_shows_no_trial_cap(tmp_path, capsys):
     assert cli_main(["--storage", storage, "show", result.experiment_id]) == 0
     out = capsys.readouterr().out
     assert "max_trials=none" in out and str(MAX_TRIALS) not in out
+
+
+def test_global_options_work_after_the_command_too(tmp_path, capsys):
+    storage = str(tmp_path / "runs.db")
+    result = hyperlab.run(
+        quick, {"x": hyperlab.uniform(0, 1)}, max_trials=1, storage=storage, progress=False
+    )
+    other = str(tmp_path / "other.db")
+    for argv in (
+        ["ls", "--storage", f"sqlite:///{storage}"],
+        ["--storage", storage, "ls"],
+        ["--storage", other, "ls", "--storage", storage],  # the later one wins
+        ["show", result.experiment_id, "--storage", storage, "--debug"],
+    ):
+        capsys.readouterr()
+        assert cli_main(argv) == 0, argv
+        assert result.experiment_id in capsys.readouterr().out, argv
+
+
+def test_ls_of_an_empty_store_says_which_it_read_and_how_to_read_another(tmp_path, capsys):
+    assert cli_main(["ls"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    said = " ".join(captured.err.split())
+    assert f"no experiments in sqlite:///{tmp_path / 'home' / 'hyperlab.db'}" in said
+    assert "hyperlab ls --storage sqlite:///runs.db" in said and "--home" in said
+    assert cli_main(["ls", "--storage", str(tmp_path / "runs.db"), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == "[]" and str(tmp_path / "runs.db") in captured.err
+
+
+@pytest.fixture
+def no_hyperlab_home(tmp_path, monkeypatch):
+    """No $HYPERLAB_HOME, as on a user's machine, with a home directory of the test's own."""
+    monkeypatch.delenv("HYPERLAB_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    return tmp_path / "user" / ".hyperlab"
+
+
+def talk(params):
+    print("hello from the trial")
+    return params["x"]
+
+
+def test_a_sqlite_files_experiments_keep_their_folders_beside_it(
+    no_hyperlab_home, tmp_path, capsys
+):
+    storage = f"sqlite:///{tmp_path / 'project' / 'runs.db'}"
+    (tmp_path / "project").mkdir()
+    result = hyperlab.run(
+        talk,
+        {"x": hyperlab.uniform(0, 1)},
+        max_trials=1,
+        storage=storage,
+        executor="processes",
+        progress=60.0,
+    )
+    folder = tmp_path / "project" / "runs-experiments" / result.experiment_id
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"stored in {storage}, files in {folder}" in said  # the run says where
+    assert (folder / "trials" / "0" / "stdout.log").read_text() == "hello from the trial\n"
+    assert not no_hyperlab_home.exists()
+    assert cli_main(["show", result.experiment_id, "--storage", storage]) == 0
+    assert f"folder     {folder}" in capsys.readouterr().out
+    assert cli_main(["logs", result.experiment_id, "0", "--storage", storage]) == 0
+    assert capsys.readouterr().out == "hello from the trial\n"
+
+
+def test_hyperlab_home_and_working_dir_still_say_where_folders_go(
+    no_hyperlab_home, tmp_path, monkeypatch, capsys
+):
+    storage = str(tmp_path / "runs.db")
+    chosen = hyperlab.run(
+        talk,
+        {"x": hyperlab.uniform(0, 1)},
+        max_trials=1,
+        storage=storage,
+        working_dir=tmp_path / "mine",
+        progress=False,
+    )
+    assert (tmp_path / "mine" / chosen.experiment_id / "trials" / "0" / "stdout.log").exists()
+    home = no_hyperlab_home
+    monkeypatch.setenv("HYPERLAB_HOME", str(home))
+    # created while $HYPERLAB_HOME is set: under the home, as every experiment stored before
+    # folders went beside their file was, and found there once it is unset again (~/.hyperlab)
+    homed = hyperlab.run(
+        talk, {"x": hyperlab.uniform(0, 1)}, max_trials=1, storage=storage, progress=False
+    )
+    log = home / "experiments" / homed.experiment_id / "trials" / "0" / "stdout.log"
+    assert log.read_text() == "hello from the trial\n"
+    monkeypatch.delenv("HYPERLAB_HOME")
+    capsys.readouterr()
+    assert cli_main(["logs", homed.experiment_id, "0", "--storage", storage]) == 0
+    assert capsys.readouterr().out == "hello from the trial\n"

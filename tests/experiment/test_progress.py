@@ -81,7 +81,8 @@ def run_piped(mode: str) -> subprocess.CompletedProcess[str]:
 def test_plain_lines_when_not_a_terminal_each_tenth_of_the_trials():
     out = run_piped("auto")
     assert out.returncode == 0 and out.stdout == ""
-    lines = out.stderr.splitlines()
+    where, *lines = out.stderr.splitlines()
+    assert re.fullmatch(r"hyperlab \w{8}: kept in memory, files in .*hyperlab-\w{8}", where)
     assert "\x1b" not in out.stderr  # no terminal codes in a log file
     assert 9 <= len(lines) <= 11, lines  # one per tenth of the 40 trials
     finished = [int(line.split(": ")[1].split("/")[0]) for line in lines]

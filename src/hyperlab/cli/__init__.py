@@ -58,12 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="hyperlab", description="Run, tune and track experiments."
     )
     parser.add_argument("--version", action="version", version=f"hyperlab {__version__}")
-    parser.add_argument(
-        "--home", help="hyperlab home folder (default $HYPERLAB_HOME or ~/.hyperlab)"
-    )
-    parser.add_argument("--storage", help="database URL (default: <home>/hyperlab.db)")
-    parser.add_argument("--storage-from-env", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    _global_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = commands.add_parser(
@@ -172,7 +167,30 @@ def _parser() -> argparse.ArgumentParser:
     rm = commands.add_parser("rm", help="delete an experiment, its trials and its files")
     rm.add_argument("id", help="experiment id (or its unique name)")
     rm.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    for command in {id(sub): sub for sub in commands.choices.values()}.values():  # aliases once
+        _global_options(command, default=argparse.SUPPRESS)
     return parser
+
+
+def _global_options(parser: argparse.ArgumentParser, default: object = None) -> None:
+    """The options every command takes, before its name or after it (``hyperlab ls --storage
+    URL``). A command's own parser gets them with ``argparse.SUPPRESS`` as their default, so
+    that one given before the command's name is kept when it is not given again after."""
+    parser.add_argument(
+        "--home",
+        default=default,
+        help="hyperlab home folder (default $HYPERLAB_HOME or ~/.hyperlab)",
+    )
+    parser.add_argument(
+        "--storage",
+        default=default,
+        help="database URL or SQLite file (default: <home>/hyperlab.db)",
+    )
+    flag = False if default is None else default
+    parser.add_argument(
+        "--storage-from-env", action="store_true", default=flag, help=argparse.SUPPRESS
+    )
+    parser.add_argument("--debug", action="store_true", default=flag, help="show tracebacks")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -34,9 +34,8 @@ from hyperlab.errors import ConfigError
 def cmd_ls(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from hyperlab.trial import ExperimentStatus
-
     from hyperlab.config import MAX_TRIALS
+    from hyperlab.trial import ExperimentStatus
 
     store = open_store(args)
     summaries = store.list_experiments()
@@ -46,6 +45,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
     if args.name:
         summaries = [s for s in summaries if fnmatch.fnmatchcase(s.name or "", args.name)]
     researches = {s.id for s in summaries if s.research is not None}
+    if not summaries:
+        print(_none_listed(store, args), file=sys.stderr)
     if args.json:
         rows = [
             {
@@ -57,6 +58,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
             for s in summaries
         ]
         print(json.dumps(rows, indent=2))
+        return 0
+    if not summaries:
         return 0
     kind = ["kind"] if researches else []  # a column only when some experiment is a research
     table = Table("id", "name", *kind, "status", "trials", "failed", "best", "started", "duration")
@@ -81,6 +84,20 @@ def cmd_ls(args: argparse.Namespace) -> int:
         )
     make_console().print(table)
     return 0
+
+
+def _none_listed(store: Any, args: argparse.Namespace) -> str:
+    """What ``ls`` says when it lists nothing: which store it read, and how to read another."""
+    where = store.masked_url
+    if args.status or args.name:
+        return f"hyperlab: no experiment of {where} matches --status/--name"
+    default = "" if args.storage else ", the default store (<home>/hyperlab.db)"
+    return (
+        f"hyperlab: no experiments in {where}{default}. An experiment run with "
+        "storage='sqlite:///runs.db' is in that file: list it with "
+        "`hyperlab ls --storage sqlite:///runs.db`; "
+        "--home FOLDER (or $HYPERLAB_HOME) reads FOLDER/hyperlab.db"
+    )
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -110,13 +127,16 @@ def cmd_show(args: argparse.Namespace) -> int:
             if options.assessor is None
             else f"{options.assessor} {json.dumps(options.assessor_args)}"
         ),
-        "budget": f"max_trials={trial_cap(options.max_trials)}, max_duration={options.max_duration}",
+        "budget": (
+            f"max_trials={trial_cap(options.max_trials)}, max_duration={options.max_duration}"
+        ),
         "executor": f"{options.executor} x{options.concurrency}",
         "by run": ", ".join(  # parameters trials defined as they ran (hyperlab.suggest)
             f"{name} {spec.get('_type')}{spec.get('_value')}"
             for name, spec in options.suggested.items()
         ),
         "trial": str(record.objective_ref),
+        "folder": str(store.experiment_folder(record)),  # its trials' logs and checkpoints
         "seed": str(record.seed),
         "created": when(record.created_at),
         "started": when(record.started_at),

@@ -319,9 +319,17 @@ class ExperimentOptions(BaseModel):
         "`CUDA_VISIBLE_DEVICES` (command and process trials) and `hyperlab.trial_devices()`",
     )
     working_dir: Annotated[
-        str | None, Doc("path", "str | os.PathLike[str] | None", "`$HYPERLAB_HOME/experiments`")
+        str | None,
+        Doc(
+            "path",
+            "str | os.PathLike[str] | None",
+            "beside a SQLite file `runs.db`: `runs-experiments`; else `$HYPERLAB_HOME/experiments`",
+        ),
     ] = Field(
-        default=None, description="where the experiment's folder (`<id>/trials/<number>/`) goes"
+        default=None,
+        description="where the experiment's folder (`<id>/trials/<number>/`) goes; the default "
+        "is `$HYPERLAB_HOME/experiments` for the home's own `hyperlab.db`, for PostgreSQL, and "
+        "whenever `$HYPERLAB_HOME` is set; the folder chosen is recorded with the experiment",
     )
     max_log_bytes: Annotated[
         int | None,

@@ -111,7 +111,9 @@ class Driver(TrialFlow):
         self.environment = environment
         self._t0: float | None = None  # when this driver's run began (monotonic)
         self._elapsed0 = record.elapsed  # experiment time of earlier drivers
-        self.progress = make_progress(progress, self.id, options.max_trials)
+        kept = "kept in memory" if store.in_memory else f"stored in {store.masked_url}"
+        where = f"{kept}, files in {experiment_dir}"
+        self.progress = make_progress(progress, self.id, options.max_trials, where)
 
     def _adopt_orphans(self) -> None:
         """Let the executor adopt the trials the last driver left running (``_resume``); an

@@ -94,6 +94,10 @@ class Experiment(Requests):
         space = SearchSpace.coerce(space)
         parts = new_parts(checked, space, objective, tuner, assessor)
         store = Store.open(storage)
+        files = store.files_dir()
+        if parts.options.working_dir is None and files is not None:  # beside a SQLite file
+            beside = parts.options.model_copy(update={"working_dir": str(files)})
+            parts = replace(parts, options=beside)
         if chosen_id is not None:
             check_id_is_new(store, chosen_id, storage)
         if parts.options.name is not None:

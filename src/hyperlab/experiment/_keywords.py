@@ -131,7 +131,9 @@ class Options(TypedDict, total=False):
     from it."""
 
     working_dir: str | os.PathLike[str] | None
-    """Where the experiment's folder (``<id>/trials/<number>/``) goes."""
+    """Where the experiment's folder (``<id>/trials/<number>/``) goes; the default is
+    ``$HYPERLAB_HOME/experiments`` for the home's own ``hyperlab.db``, for PostgreSQL, and
+    whenever ``$HYPERLAB_HOME`` is set; the folder chosen is recorded with the experiment."""
 
     store_outage: float | str
     """How long a running experiment rides out a database that does not answer (a restart, a lost

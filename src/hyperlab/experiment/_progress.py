@@ -32,9 +32,13 @@ class Progress(Protocol):
 
 
 def make_progress(
-    progress: bool | float | None, experiment_id: str, total: int | None
+    progress: bool | float | None,
+    experiment_id: str,
+    total: int | None,
+    where: str | None = None,
 ) -> Progress | None:
-    """The progress display ``progress`` asks for.
+    """The progress display ``progress`` asks for; its first line says ``where`` the
+    experiment is kept (its store and folder), if given.
 
     Args:
         progress: False for none; True or None for a bar when standard error is a terminal
@@ -42,14 +46,15 @@ def make_progress(
             lines every that many seconds, terminal or not.
         experiment_id: Shown on each line.
         total: ``max_trials``, if set.
+        where: Where the experiment is kept, as ``stored in URL, files in FOLDER``.
     """
     if progress is False:
         return None
     if isinstance(progress, (int, float)) and not isinstance(progress, bool):
-        return ProgressLines(experiment_id, total, interval=float(progress))
+        return ProgressLines(experiment_id, total, interval=float(progress), where=where)
     if sys.stderr.isatty():
-        return ProgressDisplay(experiment_id, total)
-    return ProgressLines(experiment_id, total)
+        return ProgressDisplay(experiment_id, total, where=where)
+    return ProgressLines(experiment_id, total, where=where)
 
 
 def _best(driver: Any) -> str:
@@ -68,7 +73,7 @@ class ProgressDisplay:
     Redrawn at most ten times a second, however often ``update`` is called.
     """
 
-    def __init__(self, experiment_id: str, total: int | None) -> None:
+    def __init__(self, experiment_id: str, total: int | None, where: str | None = None) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -88,6 +93,10 @@ class ProgressDisplay:
             console=Console(stderr=True),
             transient=False,
         )
+        if where is not None:
+            self._progress.console.print(
+                printable(f"hyperlab {experiment_id}: {where}"), markup=False, highlight=False
+            )
         self._task = self._progress.add_task(
             printable(experiment_id), total=_cap(total), running=0, failed=0, best="-"
         )
@@ -121,6 +130,7 @@ class ProgressLines:
         total: ``max_trials``, if set.
         interval: Seconds between lines when nothing else prompts one.
         out: Where lines go (standard error).
+        where: Where the experiment is kept: the first line says it, if given.
     """
 
     def __init__(
@@ -130,12 +140,15 @@ class ProgressLines:
         *,
         interval: float = PROGRESS_INTERVAL,
         out: TextIO | None = None,
+        where: str | None = None,
     ) -> None:
         self.experiment_id = experiment_id
         self.interval = interval
         self.out = out
         self._last = time.monotonic()
         self._tenth = 0
+        if where is not None:
+            self._print(f"hyperlab {experiment_id}: {where}")
 
     def update(self, driver: Any) -> None:
         now = time.monotonic()
@@ -160,4 +173,7 @@ class ProgressLines:
             f"{len(driver.active)} running, {driver.counts['failed']} failed, "
             f"best {_best(driver)}, {minutes}m{seconds:02d}s"
         )
+        self._print(line)
+
+    def _print(self, line: str) -> None:
         print(printable(line), file=self.out or sys.stderr, flush=True)

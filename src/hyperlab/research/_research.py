@@ -47,7 +47,8 @@ class Research:
         metric / mode: A saved variable whose last value ranks the experiments (the best
             config in listings, and ``update_domain``'s results); optional.
         storage: The store (default: ``$HYPERLAB_HOME/hyperlab.db``).
-        working_dir: Folder for its files (default: the hyperlab home).
+        working_dir: Folder for its files (default: as for ``hyperlab.run``: beside a SQLite
+            file, else under the hyperlab home).
 
     Its project (``project_dir``) is the folder of the script that builds it, else the working
     directory: the git state (commit, branch, uncommitted diff) recorded with the research is

@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 
 from hyperlab.errors import ConfigError, ExperimentNotFound, StoreError
 from hyperlab.store._base import StoreBase, exists
-from hyperlab.store._paths import experiment_dir
+from hyperlab.store._paths import experiment_dir, files_beside
 from hyperlab.store._queries import LIST_EXPERIMENTS, summary_from_row
 from hyperlab.store._records import ExperimentRecord, ExperimentSummary
 from hyperlab.store._rows import experiment_row, options_from_row, record_from_row
@@ -117,6 +117,15 @@ class ExperimentRows(StoreBase):
             with self._read() as conn:
                 if not exists(conn, candidate):
                     return candidate
+
+    def files_dir(self) -> Path | None:
+        """Where a new experiment's folder goes when its options set no ``working_dir``, for
+        it to record as its ``working_dir`` (a stored experiment finds its folder where it was
+        created, whatever the default is later): beside a SQLite file,
+        ``<its folder>/<its stem>-experiments``; None for ``<home>/experiments``, which is
+        where the home's own ``hyperlab.db``, PostgreSQL, and every store while
+        ``$HYPERLAB_HOME`` is set keep them."""
+        return files_beside(self._path)
 
     def experiment_folder(self, record: ExperimentRecord) -> Path:
         """Where the experiment keeps its files (driver log, ``trials/<number>/``...).
