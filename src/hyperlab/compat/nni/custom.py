@@ -8,7 +8,8 @@ config translation turns that into ``tuner: hyperlab.compat.nni.custom:CustomTun
 
 The adapters call the user's class as NNI's dispatcher does:
 
-- tuner: built with ``class_args``; ``update_search_space(space)`` (NNI's JSON) first; then
+- tuner: built with ``class_args``; ``update_search_space(space)`` (NNI's JSON) before its
+  first other call (once the assessor, if any, was built too, as in NNI); then
   ``generate_multiple_parameters([id], st_callback=...)`` for each trial, whose default calls
   ``generate_parameters(id, st_callback=...)``, ``id`` being the trial's number (NNI's
   ``parameter_id``); ``nni.NoMoreTrialError`` (or an empty list) ends the search. When a trial
@@ -21,9 +22,10 @@ The adapters call the user's class as NNI's dispatcher does:
   trial that reported intermediate results ends.
 
 A resumed experiment (or one given a new search space) builds a fresh instance of the class
-and feeds it the history in NNI's calls: ``update_search_space``, ``load_checkpoint()``, then
-for each ended trial in number order ``receive_trial_result`` and ``trial_end``. Trial job ids
-are hyperlab's trial ids (``<experiment>-<number>``).
+and feeds it the history in NNI's calls: ``load_checkpoint()`` (as NNI's resumed dispatcher
+starts), ``update_search_space``, then for each ended trial in number order
+``receive_trial_result`` and ``trial_end``. Trial job ids are hyperlab's trial ids
+(``<experiment>-<number>``).
 
 In the driver's process, ``import nni`` in the user's module is this shim
 (``hyperlab.compat.nni``: ``nni.tuner``, ``nni.assessor``, ``nni.utils``,
@@ -164,12 +166,22 @@ class CustomTuner(Tuner):
         self.algorithm = _build("tuner", cls, class_args)
         self._proposed: dict[int, Any] = {}  # parameter id -> the parameters it proposed
         self._sent: dict[int, Any] = {}  # what the tuner gave through st_callback
-        self._replaying = True  # fed history before it proposed anything: resumed
-        self.algorithm.update_search_space(space.to_nni())
+        self._started = False
+
+    def _start(self, *, resumed: bool) -> None:
+        """Before the first call: ``load_checkpoint()`` when the history is fed first (a
+        resumed experiment), then ``update_search_space``, as NNI's dispatcher starts (after
+        every algorithm was built)."""
+        if self._started:
+            return
+        self._started = True
+        if resumed:
+            self.algorithm.load_checkpoint()
+        self.algorithm.update_search_space(self.space.to_nni())
 
     def suggest(self, number: int) -> dict[str, Any] | None:
         """``generate_multiple_parameters([number])``; None once the tuner has no more."""
-        self._replaying = False
+        self._start(resumed=False)
         try:
             proposed = self.algorithm.generate_multiple_parameters(
                 [number], st_callback=self._callback
@@ -196,9 +208,7 @@ class CustomTuner(Tuner):
     def observe(self, trial: Trial) -> None:
         """``import_data`` for an imported result; else ``receive_trial_result`` (when the
         trial succeeded) and ``trial_end``, as NNI's dispatcher calls them."""
-        if self._replaying:
-            self._replaying = False
-            self.algorithm.load_checkpoint()
+        self._start(resumed=True)
         if trial.number < 0:  # an imported result
             self.algorithm.import_data(
                 [{"parameter": trial.params, "value": as_reported(trial.metrics)}]
@@ -218,10 +228,8 @@ class CustomTuner(Tuner):
         self.algorithm.trial_end(trial.number, trial.status is TrialStatus.SUCCEEDED)
 
     def requeued(self, trial: Trial) -> None:
-        """On resume: ``load_checkpoint()`` once, as NNI's resumed dispatcher does."""
-        if self._replaying:
-            self._replaying = False
-            self.algorithm.load_checkpoint()
+        """On resume: nothing but the start (``load_checkpoint``, ``update_search_space``)."""
+        self._start(resumed=True)
 
 
 class CustomAssessor(Assessor):
