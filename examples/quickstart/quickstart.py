@@ -1,10 +1,11 @@
 """Quickstart: tune a gradient-boosted tree's hyperparameters with hyperlab.
 
 A real optimisation on a synthetic regression problem (numpy only, so it runs anywhere):
-we fit a small gradient-boosting model written in numpy and let hyperlab's random search
-find the learning rate, depth, number of rounds and subsampling that minimise validation
-error, running 2 trials at a time in worker processes and recording everything in the
-default SQLite store ($HYPERLAB_HOME/hyperlab.db).
+we fit a small gradient-boosting model written in numpy and let hyperlab's default tuner
+(`auto`: Gaussian-process Bayesian optimisation for the first 100 trials) find the learning
+rate, depth, number of rounds and subsampling that minimise validation error, running 2
+trials at a time in worker processes and recording everything in the default SQLite store
+($HYPERLAB_HOME/hyperlab.db).
 
 Run:  python examples/quickstart/quickstart.py
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 import hyperlab
+from hyperlab.trial import readable
 
 
 def make_data(seed: int = 0) -> tuple[np.ndarray, ...]:
@@ -87,7 +89,7 @@ def main() -> None:
     )
     print(f"experiment {result.experiment_id}: {len(result.trials)} trials")
     print(f"best val_rmse = {result.best_value:.4f}")
-    print(f"best parameters: {result.best_params}")
+    print(f"best parameters: {readable(result.best_params)}")  # 0.5, not 0.49999999999999994
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ mutable state and produces a new record whenever a trial changes.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = [
     "Trial",
     "TrialStatus",
     "objective_key",
+    "readable",
 ]
 
 
@@ -272,3 +274,21 @@ def flatten_params(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[name] = value
     return flat
+
+
+def readable(value: Any) -> Any:
+    """``value`` as people should read it: each float (in lists, tuples and dicts too) at 12
+    significant digits in its shortest form, so ``0.49999999999999994`` (``exp(log(0.5))``) is
+    shown as ``0.5``; everything else as it is. For printing only: the store keeps every digit.
+
+    Example:
+        >>> readable({"lr": 0.49999999999999994, "depth": 3, "ws": [0.1 + 0.2]})
+        {'lr': 0.5, 'depth': 3, 'ws': [0.3]}
+    """
+    if isinstance(value, float):
+        return float(f"{value:.12g}") if math.isfinite(value) else value
+    if isinstance(value, dict):
+        return {key: readable(item) for key, item in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(readable(item) for item in value)
+    return value

@@ -4,10 +4,14 @@ that printed nothing shows, a time-only budget, and numbers as they were meant."
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import hyperlab
 from hyperlab.cli import main as cli_main
+from hyperlab.cli._common import print_result
 from hyperlab.config import MAX_TRIALS
+from hyperlab.trial import readable
 
 
 def quick(params):
@@ -129,3 +133,36 @@ def test_hyperlab_home_and_working_dir_still_say_where_folders_go(
     capsys.readouterr()
     assert cli_main(["logs", homed.experiment_id, "0", "--storage", storage]) == 0
     assert capsys.readouterr().out == "hello from the trial\n"
+
+
+NEARLY_HALF = 0.49999999999999994  # exp(log(0.5)): what a loguniform(..., 0.5) can propose
+
+
+def test_parameters_are_printed_readably_and_stored_exactly(tmp_path, capsys):
+    storage = str(tmp_path / "runs.db")
+    result = hyperlab.run(
+        quick,
+        {"x": hyperlab.choice(NEARLY_HALF), "w": hyperlab.choice(0.1 + 0.2)},
+        max_trials=1,
+        storage=storage,
+        progress=False,
+    )
+    assert hyperlab.load(result.experiment_id, storage=storage).best_params == {
+        "x": NEARLY_HALF,
+        "w": 0.1 + 0.2,
+    }
+    capsys.readouterr()
+    print_result(result)  # what `hyperlab run` and `hyperlab resume` end with
+    assert 'best parameters: {"x": 0.5, "w": 0.3}' in capsys.readouterr().out
+    assert cli_main(["show", result.experiment_id, "--storage", storage]) == 0
+    shown = capsys.readouterr().out
+    assert "x=0.5, w=0.3" in shown and "0.4999" not in shown
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_readable_floats_keep_twelve_significant_digits(x):
+    shown = readable({"a": [x, (x, 1)], "b": True, "c": "0.1"})
+    assert shown["b"] is True and shown["c"] == "0.1" and shown["a"][1][1] == 1
+    assert shown["a"][0] == shown["a"][1][0] == float(f"{x:.12g}")
+    assert repr(shown["a"][0]) == repr(float(repr(shown["a"][0])))  # shortest round trip
+    assert abs(shown["a"][0] - x) <= 1e-11 * abs(x)

@@ -115,7 +115,7 @@ def trial_table(trials: list, title: str | None = None) -> Any:
     from rich.table import Table
 
     from hyperlab.experiment import last_line
-    from hyperlab.trial import TrialStatus, flatten_params
+    from hyperlab.trial import TrialStatus, flatten_params, readable
 
     errors = any(t.status is TrialStatus.FAILED for t in trials)
     lineage = any(t.parent is not None for t in trials)  # population based training's
@@ -124,7 +124,7 @@ def trial_table(trials: list, title: str | None = None) -> Any:
     for t in trials:
         duration = "-" if t.duration is None else f"{t.duration:.2f}s"
         value = "-" if t.value is None else f"{t.value:.6g}"
-        params = ", ".join(f"{k}={v!r}" for k, v in flatten_params(t.params).items())
+        params = ", ".join(f"{k}={v!r}" for k, v in readable(flatten_params(t.params)).items())
         row = [str(t.number), str(t.status), value, duration, params]
         if lineage:
             row.insert(1, "" if t.parent is None else f"#{t.parent}")
@@ -154,7 +154,10 @@ def print_result(result: Any) -> None:
     """The summary line (status, trials, failures, best value) and the best parameters."""
     print(printable(result.summary()), flush=True)
     if result.best_trial is not None:
-        print(f"best parameters: {json.dumps(result.best_params, default=str)}", flush=True)
+        from hyperlab.trial import readable
+
+        best = json.dumps(readable(result.best_params), default=str)
+        print(f"best parameters: {best}", flush=True)
 
 
 def write_export(

@@ -226,13 +226,13 @@ def _phase_table(phases: list[Any], title: str) -> Any:
     from rich.table import Table
 
     from hyperlab.experiment import last_line
-    from hyperlab.trial import TrialStatus, flatten_params
+    from hyperlab.trial import TrialStatus, flatten_params, readable
 
     errors = any(p.status is TrialStatus.FAILED for p in phases)
     columns = ["#", "phase", "parameter_id", "status", "value", "params"]
     table = Table(*columns, *(["error"] if errors else []), title=title)
     for p in phases:
-        params = ", ".join(f"{k}={v!r}" for k, v in flatten_params(p.params).items())
+        params = ", ".join(f"{k}={v!r}" for k, v in readable(flatten_params(p.params)).items())
         value = "-" if p.value is None else f"{p.value:.6g}"
         row = [str(p.number), str(p.index), str(p.parameter_id), str(p.status), value, params]
         if errors:
