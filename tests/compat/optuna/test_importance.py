@@ -122,6 +122,8 @@ def test_bad_calls_are_refused_naming_what_is_wrong(ours: hl.Study, tmp_path: Pa
         hl.importance.get_param_importances(ours, evaluator="fanova")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no completed trial has \\['depth'\\]"):
         hl.importance.get_param_importances(ours, params=["x", "depth"])
+    with pytest.raises(NotImplementedError, match="PedAnovaImportanceEvaluator: not in hyperlab"):
+        hl.importance.PedAnovaImportanceEvaluator()  # Optuna 5's default
     empty = hl.create_study(storage=f"sqlite:///{tmp_path / 'empty.db'}")
     with pytest.raises(ValueError, match="without completed trials"):
         hl.importance.get_param_importances(empty)

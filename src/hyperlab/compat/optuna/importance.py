@@ -195,3 +195,12 @@ def _value(trial: FrozenTrial, target: Target | None) -> float:
         return float(target(trial))
     assert trial.value is not None  # a completed trial has its value
     return float(trial.value)
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise NotImplementedError(
+        f"optuna.importance.{name}: not in hyperlab; use FanovaImportanceEvaluator (the default) "
+        "or MeanDecreaseImpurityImportanceEvaluator"
+    )
