@@ -6,8 +6,9 @@ callbacks (and objectives) read ``study.trials`` and expect every trial that end
 just ended included. ``TrialView`` is that list, in memory: read from the store once when
 ``optimize`` starts, then updated by the driver's ``on_trial_start``, ``on_report`` and
 ``on_trial_end`` (``OptimizeHooks``), so a read costs a copy of the list, as Optuna's
-``study.trials`` does, and no database query. ``OptimizeHooks`` also calls the user's
-callbacks, once the view has the trial.
+``study.trials`` does, and no database query. ``OptimizeHooks`` also logs Optuna's line per
+finished trial and calls the user's callbacks, in Optuna's order (the line, then the
+callbacks), after the view has the trial.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import gc
+import logging
 import threading
 from collections.abc import Callable, Container, Iterable
 from typing import Any
 
 from hyperlab.compat.optuna._objective import Objective
 from hyperlab.compat.optuna.distributions import to_spec
+from hyperlab.compat.optuna.logging import trial_logger
 from hyperlab.compat.optuna.trial import FrozenTrial, TrialState
 from hyperlab.experiment import Callback
 from hyperlab.trial import Report
@@ -35,15 +38,22 @@ class TrialView:
 
     Args:
         trials: The study's trials as stored when ``optimize`` starts.
+        maximize: Whether the study maximizes (for its best trial).
         live: The live ``Trial`` of a running trial's number (None once it ended).
     """
 
-    def __init__(self, trials: Iterable[FrozenTrial], live: Callable[[int], Any]) -> None:
+    def __init__(
+        self, trials: Iterable[FrozenTrial], maximize: bool, live: Callable[[int], Any]
+    ) -> None:
+        self.maximize = maximize
         self.live = live
-        self._frozen: dict[int, FrozenTrial] = {t.number: t for t in trials}
+        self._frozen: dict[int, FrozenTrial] = {}
         self._running: dict[int, Record] = {}
         self._reports: dict[int, list[Report]] = {}
+        self._best: FrozenTrial | None = None
         self._lock = threading.Lock()
+        for trial in trials:
+            self._keep(trial)
 
     def started(self, record: Record) -> None:
         """Trial ``record`` started (or started again)."""
@@ -65,8 +75,20 @@ class TrialView:
             frozen = FrozenTrial.from_record(
                 dataclasses.replace(record, reports=tuple(reports)), specs
             )
-            self._frozen[frozen.number] = frozen
+            self._keep(frozen)
         return frozen
+
+    def _keep(self, trial: FrozenTrial) -> None:
+        self._frozen[trial.number] = trial
+        if trial.state is TrialState.COMPLETE and trial.value is not None:
+            best = self._best
+            if best is None or _better(trial.value, best.value, self.maximize):
+                self._best = trial
+
+    @property
+    def best(self) -> FrozenTrial | None:
+        """The COMPLETE trial with the best value (the earliest among equals), if any."""
+        return self._best
 
     def trials(
         self, states: Container[TrialState] | None = None, deepcopy: bool = True
@@ -95,13 +117,18 @@ class TrialView:
         return copy.deepcopy(listed) if deepcopy else listed
 
 
+def _better(value: float, than: float | None, maximize: bool) -> bool:
+    return than is None or (value > than if maximize else value < than)
+
+
 class OptimizeHooks(Callback):
-    """The driver's hooks of one ``optimize``: keep ``view`` up to date, collect garbage
-    (``gc_after_trial``) and call the user's callbacks with the study and the trial.
+    """The driver's hooks of one ``optimize``: keep ``view`` up to date, log Optuna's line
+    for each finished trial, collect garbage (``gc_after_trial``) and call the user's
+    callbacks with the study and the trial.
 
     Args:
         study: The study, as the callbacks get it.
-        objective: The running objective (its live trials).
+        objective: The running objective (its live trials and what failed them).
         view: The study's trials.
         callbacks: Optuna's callbacks, ``callback(study, frozen_trial)``.
         collect: Run ``gc.collect()`` after each trial.
@@ -131,6 +158,7 @@ class OptimizeHooks(Callback):
         if self.collect:
             gc.collect()
         live = self.objective.trials.pop(trial.number, None)
+        failure = self.objective.failures.pop(trial.number, None)
         specs = {} if live is None else {n: to_spec(d) for n, d in live.distributions.items()}
         specs.update(
             {
@@ -140,5 +168,39 @@ class OptimizeHooks(Callback):
             }
         )
         frozen = self.view.ended(trial, specs)
+        params = frozen.params if live is None else live.params
+        log_trial(frozen, params, self.view.best, failure, trial.error)
         for callback in self.callbacks:
             callback(self.study, frozen)
+
+
+def log_trial(
+    trial: FrozenTrial,
+    params: dict[str, Any],
+    best: FrozenTrial | None,
+    failure: tuple[BaseException, Any] | None,
+    error: str | None,
+) -> None:
+    """Log Optuna's line (or lines) for a finished trial: INFO for a complete or pruned
+    one, WARNING for a failed one, with Optuna's words. ``failure`` is what the objective
+    raised (or the exception its value raised) and the value it returned; ``error`` is why
+    hyperlab says the trial failed, for a trial that failed otherwise (cancelled)."""
+    logger = trial_logger()
+    number = trial.number
+    if trial.state is TrialState.COMPLETE:
+        if logger.isEnabledFor(logging.INFO):
+            line = f"Trial {number} finished with value: {trial.value} and parameters: {params}."
+            if best is not None:
+                line += f" Best is trial {best.number} with value: {best.value}."
+            logger.info(line)
+    elif trial.state is TrialState.PRUNED:
+        reason = "" if failure is None else str(failure[0])
+        logger.info(f"Trial {number} pruned. {reason}")
+    elif trial.state is TrialState.FAIL:
+        exc, value = (None, None) if failure is None else failure
+        logger.warning(
+            f"Trial {number} failed with parameters: {params} because of the following "
+            f"error: {error if exc is None else repr(exc)}.",
+            exc_info=None if exc is None else (type(exc), exc, exc.__traceback__),
+        )
+        logger.warning(f"Trial {number} failed with value {value!r}.")

@@ -39,6 +39,9 @@ class Objective:
         self.catch = catch
         self.fatal: BaseException | None = None
         self.trials: dict[int, Trial] = {}
+        self.failures: dict[int, tuple[BaseException, Any]] = {}
+        """What ended each running trial that did not complete (the exception, and the value
+        the objective returned, if any), for the study's log line."""
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
@@ -56,20 +59,25 @@ class Objective:
         try:
             value = self.func(trial)
         except TrialPruned as exc:
+            self.failures[context.number] = (exc, None)
             if context.ask is not None:
                 context.request("early_stop")
             raise TrialStopped(str(exc) or "pruned") from None
         except TrialStopped:
             raise
-        except self.catch:
+        except Exception as exc:
+            self.failures[context.number] = (exc, None)
+            if not isinstance(exc, self.catch):  # Optuna ends optimize with it, at the end
+                with self._lock:
+                    if self.fatal is None:
+                        self.fatal = exc
+                self.study.stop()
             raise
-        except Exception as exc:  # Optuna ends optimize with it, once the others ended
-            with self._lock:
-                if self.fatal is None:
-                    self.fatal = exc
-            self.study.stop()
+        try:
+            return result(value, trial.user_attrs)
+        except HyperlabError as exc:  # not a number: the trial fails, as in Optuna
+            self.failures[context.number] = (exc, value)
             raise
-        return result(value, trial.user_attrs)
 
 
 def result(value: Any, user_attrs: dict[str, Any]) -> dict[str, Any]:

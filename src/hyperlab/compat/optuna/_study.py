@@ -150,7 +150,8 @@ class Study:
             raise ValueError(f"n_jobs: expected a positive int or -1, got {n_jobs!r}")
         self._end_session()
         objective = Objective(self, func, caught)
-        view = TrialView(self.get_trials(deepcopy=False), objective.trials.get)
+        maximize = self._direction is StudyDirection.MAXIMIZE
+        view = TrialView(self.get_trials(deepcopy=False), maximize, objective.trials.get)
         hooks = [OptimizeHooks(self, objective, view, list(callbacks or ()), gc_after_trial)]
         executor = "inprocess" if jobs == 1 else "threads"
         experiment = self._start(objective, n_trials, jobs, executor, hooks, show_progress_bar)
