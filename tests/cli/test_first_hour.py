@@ -3,6 +3,8 @@ that printed nothing shows, a time-only budget, and numbers as they were meant."
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -166,3 +168,51 @@ def test_readable_floats_keep_twelve_significant_digits(x):
     assert shown["a"][0] == shown["a"][1][0] == float(f"{x:.12g}")
     assert repr(shown["a"][0]) == repr(float(repr(shown["a"][0])))  # shortest round trip
     assert abs(shown["a"][0] - x) <= 1e-11 * abs(x)
+
+
+def quiet(params):
+    return params["x"]
+
+
+def grumble(params):
+    print("only on stderr", file=sys.stderr)
+    return params["x"]
+
+
+@pytest.mark.parametrize("executor", ["processes", "inprocess"])
+def test_logs_of_a_trial_that_printed_nothing_says_so_naming_the_files(executor, tmp_path, capsys):
+    storage = str(tmp_path / "runs.db")
+    ids = [
+        hyperlab.run(
+            objective,
+            {"x": hyperlab.uniform(0, 1)},
+            max_trials=1,
+            executor=executor,
+            storage=storage,
+            progress=False,
+        ).experiment_id
+        for objective in (quiet, grumble)
+    ]
+    folder = tmp_path / "home" / "experiments"
+    capsys.readouterr()
+    assert cli_main(["logs", ids[0], "0", "--storage", storage]) == 0
+    captured = capsys.readouterr()
+    logs = folder / ids[0] / "trials" / "0"
+    assert captured.out == ""
+    said = " ".join(captured.err.split())
+    if executor == "processes":  # it made empty logs
+        assert said == (
+            f"hyperlab: trial 0 of {ids[0]} wrote nothing to {logs / 'stdout.log'}, "
+            f"nor to {logs / 'stderr.log'}"
+        )
+    else:  # a silent in-process trial makes no files
+        assert f"no stdout.log or stderr.log in {logs}: it wrote no output" in said
+    assert cli_main(["logs", ids[1], "0", "--storage", storage]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    said = " ".join(captured.err.split())
+    assert f"wrote nothing to {folder / ids[1] / 'trials' / '0' / 'stdout.log'}" in said
+    assert f"its stderr.log has 15 bytes: `hyperlab --storage sqlite:///{storage} logs" in said
+    assert f"logs {ids[1]} 0 --stderr`" in said
+    assert cli_main(["logs", ids[1], "0", "--stderr", "--storage", storage]) == 0
+    assert capsys.readouterr() == ("only on stderr\n", "")

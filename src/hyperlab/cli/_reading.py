@@ -270,7 +270,25 @@ def cmd_logs(args: argparse.Namespace) -> int:
         time.sleep(0.2)
     if not path.exists() and not command:
         _function_trial_error(store, record, args.trial, folder)
+    elif position == 0:
+        _wrote_nothing(store, record.id, args.trial, path)
     return 0
+
+
+def _wrote_nothing(store: Any, experiment_id: str, number: int, path: Path) -> None:
+    """Say that the log ``path`` is empty, naming it, and whether the trial's other log is."""
+    other = path.with_name("stdout.log" if path.name == "stderr.log" else "stderr.log")
+    size = other.stat().st_size if other.is_file() else 0
+    if size:
+        flag = "" if other.name == "stdout.log" else " --stderr"
+        then = f"; its {other.name} has {size} bytes: `{hyperlab_command(store)} logs "
+        then += f"{experiment_id} {number}{flag}`"
+    else:
+        then = f", nor to {other}"
+    print(
+        f"hyperlab: trial {number} of {experiment_id} wrote nothing to {path}{then}",
+        file=sys.stderr,
+    )
 
 
 def _function_trial_error(store: Any, record: Any, number: int, folder: Path) -> None:
