@@ -242,6 +242,25 @@ class GaussianProcess:
         Returns arrays of shapes ``(m,)`` and ``(m, d)``; the gradient is zero in categorical
         coordinates.
         """
+        mu, sigma, dmu, dsigma = self._predict_and_grad(Z)
+        u = (best - mu) / sigma
+        log_h, dlog_h = _log_h(u)
+        du = -(dmu + u[:, None] * dsigma) / sigma[:, None]
+        grad = dsigma / sigma[:, None] + dlog_h[:, None] * du
+        return log_h + np.log(sigma), grad
+
+    def lcb_and_grad(self, Z: np.ndarray, kappa: float) -> tuple[np.ndarray, np.ndarray]:
+        """The confidence bound ``kappa * sigma - mu`` at the rows of ``Z`` (to maximise: the
+        upper confidence bound of a maximisation, in standardised units), and its gradient;
+        shapes as for ``log_ei_and_grad``."""
+        mu, sigma, dmu, dsigma = self._predict_and_grad(Z)
+        return kappa * sigma - mu, kappa * dsigma - dmu
+
+    def _predict_and_grad(
+        self, Z: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``predict``'s mean and standard deviation at the rows of ``Z``, with their
+        gradients (zero in categorical coordinates)."""
         diff = Z[:, None, :] - self.X[None, :, :]  # (m, n, d)
         D2 = diff * diff
         if self.cat.any():
@@ -260,11 +279,7 @@ class GaussianProcess:
         dvar = -2.0 * np.einsum("in,ind->id", dk * v, diff) * scale
         dvar[small] = 0.0
         dsigma = dvar / (2.0 * sigma[:, None])
-        u = (best - mu) / sigma
-        log_h, dlog_h = _log_h(u)
-        du = -(dmu + u[:, None] * dsigma) / sigma[:, None]
-        grad = dsigma / sigma[:, None] + dlog_h[:, None] * du
-        return log_h + np.log(sigma), grad
+        return mu, sigma, dmu, dsigma
 
 
 def _log_h(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,4 +1,5 @@
-"""Gaussian-process Bayesian optimisation with expected improvement (NNI's ``GPTuner``).
+"""Gaussian-process Bayesian optimisation with expected improvement (NNI's ``GPTuner``), or
+with a confidence bound (``acquisition="ucb"``: Ray's ``BayesOptSearch`` default).
 
 After ``n_startup_trials`` quasi-random points (a randomly shifted Kronecker sequence, see
 :mod:`hyperlab.tuners._gp._sequence`), each proposal models the succeeded trials in the
@@ -70,6 +71,12 @@ class GPTuner(Tuner):
         n_refine: Best candidates refined with L-BFGS-B.
         max_points: Trials modelled at most (the GP costs ``O(n^3)``).
         max_dims: Unit-cube dimensions accepted at most (the model degrades beyond ~20).
+        acquisition: ``"ei"``: the point of highest expected improvement over the best trial
+            by more than ``xi``; ``"ucb"``: the point of best confidence bound, ``mean -
+            kappa * std`` of the loss (``bayes_opt``'s ``ucb``; the scale of the objective
+            does not change which point that is).
+        kappa: The weight of the uncertainty in ``ucb`` (>= 0; ``bayes_opt``'s default).
+        xi: In ``ei``, the improvement to exceed, in the objective's units (>= 0).
     """
 
     def __init__(
@@ -83,8 +90,25 @@ class GPTuner(Tuner):
         n_refine: int = 5,
         max_points: int = 300,
         max_dims: int = 40,
+        acquisition: str = "ei",
+        kappa: float = 2.576,
+        xi: float = 0.0,
     ) -> None:
         super().__init__(space, mode=mode, seed=seed)
+        if acquisition not in ("ei", "ucb"):
+            raise ConfigError(
+                f"tuner_args: gp needs acquisition to be 'ei' or 'ucb', got {acquisition!r}"
+            )
+        for name, value in (("kappa", kappa), ("xi", xi)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"tuner_args: gp needs {name} to be a number, got {value!r}")
+            if not 0 <= value < math.inf:
+                raise ConfigError(
+                    f"tuner_args: gp needs {name} to be a finite number >= 0, got {value!r}"
+                )
+        self.acquisition = acquisition
+        self.kappa = float(kappa)
+        self.xi = float(xi)
         for name, value, low in (
             ("n_startup_trials", n_startup_trials, 1),
             ("n_candidates", n_candidates, 1),
@@ -167,7 +191,7 @@ class GPTuner(Tuner):
     def _model(self, rng: np.random.Generator) -> np.ndarray:
         # the model needs SciPy (about 0.2 s to import): loaded with the first model-based
         # proposal, so that a run's start-up proposals need NumPy only
-        from hyperlab.tuners._gp._gaussian_process import GaussianProcess, log_expected_improvement
+        from hyperlab.tuners._gp._gaussian_process import GaussianProcess
 
         X, loss, number = self.history.succeeded()
         theta = self._hyperparameters(X, loss, number)
@@ -177,19 +201,30 @@ class GPTuner(Tuner):
         liars = self._features(np.array(pending)) if pending else None
         gp = GaussianProcess(self._features(X), loss, self._cat, theta, liars=liars)
         C = self._candidates(rng, X, loss)
-        scores = log_expected_improvement(*gp.predict(self._features(C)), gp.best)
+        best = gp.best - self.xi / gp.scale  # xi in the objective's units; gp's standardised
+        scores = self._acquisition(gp, C, best)
         scores[self.history.is_seen(C)] = -np.inf
         order = np.argsort(-scores, kind="stable")[: max(self.n_refine, 1)]
         best_x, best_score = C[order[0]], scores[order[0]]
         starts = C[[i for i in order[: self.n_refine] if np.isfinite(scores[i])]]
         if len(starts):
-            R = self._refine(gp, starts, gp.best)
-            refined = log_expected_improvement(*gp.predict(self._features(R)), gp.best)
+            R = self._refine(gp, starts, best)
+            refined = self._acquisition(gp, R, best)
             refined[self.history.is_seen(R)] = -np.inf
             i = int(np.argmax(refined))
             if refined[i] > best_score:
                 best_x = R[i]
         return best_x
+
+    def _acquisition(self, gp: GaussianProcess, X: np.ndarray, best: float) -> np.ndarray:
+        """The acquisition at the rows of ``X`` (higher is better): log EI below ``best``, or
+        the confidence bound."""
+        from hyperlab.tuners._gp._gaussian_process import log_expected_improvement
+
+        mu, sigma = gp.predict(self._features(X))
+        if self.acquisition == "ucb":
+            return self.kappa * sigma - mu
+        return log_expected_improvement(mu, sigma, best)
 
     def _subset(self, loss: np.ndarray) -> np.ndarray:
         """Rows to model: all, or the best half of ``max_points`` and the most recent rest."""
@@ -215,9 +250,9 @@ class GPTuner(Tuner):
         return self.unit.mask_inactive(self.unit.snap(C))
 
     def _refine(self, gp: GaussianProcess, X0: np.ndarray, best: float) -> np.ndarray:
-        """The rows of ``X0`` moved to local maxima of the expected improvement along their
-        active non-categorical coordinates, all in one L-BFGS-B run (the sum of their log
-        expected improvements is separable); snapped onto the space."""
+        """The rows of ``X0`` moved to local maxima of the acquisition along their active
+        non-categorical coordinates, all in one L-BFGS-B run (the sum of their acquisitions is
+        separable); snapped onto the space."""
         Z0 = self._features(X0)
         free = ~self._cat[None, :] & ~np.isnan(X0)
         if not free.any():  # only choices are active (options without numbers)
@@ -228,7 +263,10 @@ class GPTuner(Tuner):
         def objective(v: np.ndarray) -> tuple[float, np.ndarray]:
             Z = Z0.copy()
             Z[free] = v
-            value, grad = gp.log_ei_and_grad(Z, best)
+            if self.acquisition == "ucb":
+                value, grad = gp.lcb_and_grad(Z, self.kappa)
+            else:
+                value, grad = gp.log_ei_and_grad(Z, best)
             return -float(value.sum()), -grad[free]
 
         res = minimize(
