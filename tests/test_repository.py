@@ -42,3 +42,21 @@ def test_quickstart_runs_end_to_end(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "best parameters: {'learning_rate':" in out.stdout
     assert (tmp_path / "hyperlab.db").is_file()
+
+
+SWITCH = r'environ\.get\(\s*"(HYPERLAB_(?:SKIP|TEST)_[A-Z_]+)"'
+
+
+def test_the_readme_says_what_each_group_of_tests_needs_from_the_machine():
+    """Every switch the tests read to find or skip a service is named where the README gives
+    the test command, beside the services themselves."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("**Install what the tests need") : text.index("The fast lane")]
+    read = {
+        name
+        for path in (ROOT / "tests").rglob("*.py")
+        for name in re.findall(SWITCH, path.read_text())
+    }
+    assert {"HYPERLAB_SKIP_POSTGRES", "HYPERLAB_SKIP_NNI_CLIENT"} <= read
+    for needed in [*sorted(read), "127.0.0.1:5432", "chromium", "`ray`", "nni==3.0", "`git`"]:
+        assert needed in section, needed
