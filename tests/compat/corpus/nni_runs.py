@@ -11,6 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from hyperlab.store import Store
 from tests.compat.corpus.runner import SCRIPTS, Run, run
 from tests.compat.nni.experiment.conftest import environment, free_port
 from tests.server.nni_client import client_python
@@ -28,10 +29,16 @@ def nni_on_hyperlab(source: str) -> str:
     )
 
 
-def nni_launch(launcher: str, folder: Path, *, real: bool) -> Run:
-    """Copy ``scripts/nni/mnist`` into ``folder`` and run ``launcher`` there."""
+def copy_mnist(folder: Path) -> Path:
+    """``scripts/nni/mnist`` copied into ``folder``."""
     target = folder / "mnist"
     shutil.copytree(SCRIPTS / "nni" / "mnist", target)
+    return target
+
+
+def nni_launch(launcher: str, folder: Path, *, real: bool) -> Run:
+    """Copy ``scripts/nni/mnist`` into ``folder`` and run ``launcher`` there."""
+    target = copy_mnist(folder)
     if not real:
         script = target / launcher
         script.write_text(nni_on_hyperlab(script.read_text()))
@@ -46,3 +53,26 @@ def nni_launch(launcher: str, folder: Path, *, real: bool) -> Run:
         return run([launcher, str(free_port())], target, python=str(python), env=env)
     env = environment(TRIAL_SECONDS=TRIAL_SECONDS)
     return run([launcher, str(free_port())], target, python=sys.executable, env=env)
+
+
+def hyperlab_run_yaml(folder: Path) -> Run:
+    """``hyperlab run config.yml`` (what ``nnictl create --config config.yml`` becomes) in a
+    copy of the mnist folder; its RESULT built from the store as ``launch_yaml.py`` prints it."""
+    target = copy_mnist(folder)
+    env = environment(TRIAL_SECONDS=TRIAL_SECONDS, HYPERLAB_HOME=str(target / "hyperlab-home"))
+    done = run(["-m", "hyperlab", "run", "config.yml"], target, env=env)
+    if done.returncode != 0:
+        return done
+    with Store.open(str(target / "hyperlab-home" / "hyperlab.db")) as store:
+        (experiment,) = store.list_experiments()
+        trials = store.get_trials(experiment.id, reports=True)
+    succeeded = [t for t in trials if str(t.status) == "SUCCEEDED"]
+    done.result = {
+        "trials": len(trials),
+        "statuses": sorted(str(t.status) for t in trials),
+        "finals": sorted(t.value for t in succeeded if t.value is not None),
+        "params": sorted(sorted(t.params) for t in trials)[:1],
+        "intermediates": sorted(len(t.reports) for t in trials),
+    }
+    done.results = [done.result]
+    return done

@@ -1,8 +1,9 @@
 """NNI scripts written as NNI's examples are (``scripts/nni/mnist``: the mnist-pytorch trial
 script, its ``config.yml`` with TPE and Medianstop, launched from Python; and the same
 experiment written with the Python API), run on hyperlab with the launcher's import line
-changed and with NNI 3.0 itself, and compared: the same number of trials, the same reports,
-Medianstop stopping trials at its start step on both.
+changed (and ``config.yml`` given to ``hyperlab run``, as to ``nnictl create``) and with NNI
+3.0 itself, and compared: the same number of trials, the same reports, Medianstop stopping
+trials at its start step on both.
 
 Seen on NNI 3.0: the trials Medianstop stops are listed USER_CANCELED by
 ``list_trial_jobs()`` (hyperlab lists them EARLY_STOPPED, as NNI's documentation has it); both
@@ -12,12 +13,13 @@ count as stopped early here.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.compat.corpus.nni_runs import nni_launch
+from tests.compat.corpus.nni_runs import hyperlab_run_yaml, nni_launch
 from tests.compat.corpus.runner import Run
 from tests.compat.corpus.table import record
 
@@ -25,6 +27,8 @@ pytestmark = pytest.mark.slow
 
 STOPPED = {"EARLY_STOPPED", "USER_CANCELED"}
 LAUNCHERS = ["launch_api.py", "launch_yaml.py"]
+# config.yml given to ``hyperlab run``, compared with NNI's run of launch_yaml.py
+HYPERLAB_RUN = "config.yml (hyperlab run)"
 
 
 def check(result: dict[str, Any]) -> None:
@@ -58,14 +62,30 @@ def checked(run: Run) -> dict[str, Any]:
     return run.result
 
 
-@pytest.mark.parametrize("launcher", LAUNCHERS)
-def test_an_nni_style_experiment_agrees_with_nni(launcher: str, tmp_path: Path, request):
-    ours = nni_launch(launcher, tmp_path / "hyperlab", real=False)
+@pytest.fixture(scope="module")
+def on_nni(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Run]:
+    """``on_nni(launcher)``: its run with NNI 3.0, made once per module."""
+    runs: dict[str, Run] = {}
+
+    def launch(launcher: str) -> Run:
+        if launcher not in runs:
+            runs[launcher] = nni_launch(launcher, tmp_path_factory.mktemp("nni"), real=True)
+        return runs[launcher]
+
+    return launch
+
+
+@pytest.mark.parametrize("launcher", [*LAUNCHERS, HYPERLAB_RUN])
+def test_an_nni_style_experiment_agrees_with_nni(launcher: str, tmp_path: Path, request, on_nni):
+    if launcher == HYPERLAB_RUN:  # the YAML given to hyperlab's CLI, as to nnictl create
+        ours = hyperlab_run_yaml(tmp_path / "hyperlab")
+    else:
+        ours = nni_launch(launcher, tmp_path / "hyperlab", real=False)
     if os.environ.get("HYPERLAB_SKIP_NNI_CLIENT") == "1":  # no NNI to compare with
         record(request.config, "nni", launcher, ran=ours.ran, agrees=None, note=ours.error)
         checked(ours)
         return
-    real = nni_launch(launcher, tmp_path / "nni", real=True)
+    real = on_nni("launch_yaml.py" if launcher == HYPERLAB_RUN else launcher)
     why = ours.error
     try:
         compare(checked(ours), checked(real))
