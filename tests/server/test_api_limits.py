@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from hyperlab.server import create_app
-from hyperlab.server.importance import MAX_TRIALS
 from hyperlab.server._plots import MAX_AXES
 from hyperlab.server._trials import MAX_PAGE_VALUES
+from hyperlab.server.importance import MAX_TRIALS
 from hyperlab.store import Store
 from tests.server import SESSION_TOKEN, client_for, start_live
 from tests.server.largest import BIG, write_largest

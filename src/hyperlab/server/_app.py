@@ -34,7 +34,6 @@ from hyperlab.server._context import (
     error_responses,
 )
 from hyperlab.server._controls import router as controls_router
-from hyperlab.server.importance import ImportanceUnavailable
 from hyperlab.server._logs import router as logs_router
 from hyperlab.server._models import ExperimentOut, ExperimentSummaryOut
 from hyperlab.server._nni import router as nni_router
@@ -42,6 +41,7 @@ from hyperlab.server._pages import router as pages_router
 from hyperlab.server._plots import router as plots_router
 from hyperlab.server._trials import experiment_summary
 from hyperlab.server._trials import router as trials_router
+from hyperlab.server.importance import ImportanceUnavailable
 from hyperlab.store import Store
 
 __all__ = ["API_PREFIX", "build_app"]

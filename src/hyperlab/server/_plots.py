@@ -30,7 +30,6 @@ from hyperlab.server._filters import (
     parse_numbers,
     space_of,
 )
-from hyperlab.server.importance import MAX_TRIALS, budget, importances
 from hyperlab.server._listing import Snapshot
 from hyperlab.server._overview import best_numbers, overview, succeeded, summary
 from hyperlab.server._plot_models import (
@@ -44,6 +43,7 @@ from hyperlab.server._plot_models import (
     TrialColumnsOut,
 )
 from hyperlab.server._series import best_so_far, downsample, evenly
+from hyperlab.server.importance import MAX_TRIALS, budget, importances
 from hyperlab.space import Choice, LogNormal, LogUniform, QLogNormal, QLogUniform, SearchSpace
 from hyperlab.store import ExperimentRecord, Key, NestedName, Range, TrialFilter
 from hyperlab.store.codec import dumps
