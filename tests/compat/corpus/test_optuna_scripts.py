@@ -67,12 +67,24 @@ def check_callbacks(r: Result) -> None:
     assert r["best_value"] <= 3
 
 
+def check_visualization(r: Result) -> None:
+    assert set(r["figures"].values()) == {"Figure"}  # plotly figures
+    assert r["history_points"] == 30 and r["intermediate_lines"] == 30
+    assert r["importance_keys"] == ["x", "y"] and abs(r["importance_sum"] - 1) < 1e-6
+    assert r["x_first"] == "x"  # (x - 2)^2 spans far more than y^2
+
+
 def same_trials(ours: Result, real: Result) -> None:
     assert ours["trials"] == real["trials"]
 
 
 def same_resumed_trials(ours: Result, real: Result) -> None:
     assert ours["after"] == real["after"]
+
+
+def same_figures(ours: Result, real: Result) -> None:
+    for key in ("figures", "history_points", "intermediate_lines", "importance_keys"):
+        assert ours[key] == real[key], key
 
 
 def similar_pruning(ours: Result, real: Result) -> None:
@@ -93,6 +105,7 @@ CHECKS: dict[str, Callable[..., None]] = {
     "rdb_resume.py": check_rdb_resume,
     "enqueue_trial.py": check_enqueue_trial,
     "callbacks.py": check_callbacks,
+    "visualization.py": check_visualization,
 }
 COMPARE: dict[str, Callable[[Result, Result], None]] = {
     "simple.py": same_trials,
@@ -102,8 +115,9 @@ COMPARE: dict[str, Callable[[Result, Result], None]] = {
     "rdb_resume.py": same_resumed_trials,
     "enqueue_trial.py": same_trials,
     "callbacks.py": no_comparison,
+    "visualization.py": same_figures,
 }
-NEEDS = {"sklearn_simple.py": "sklearn"}
+NEEDS = {"sklearn_simple.py": "sklearn", "visualization.py": "plotly"}
 TIMES = {"rdb_resume.py": 2}  # run twice: the second run resumes the first one's study
 LOGGED = {"simple.py"}  # Optuna's per-trial INFO lines, compared by count
 SHOWN = {  # the result's field the table shows, hyperlab's then Optuna's
@@ -114,6 +128,7 @@ SHOWN = {  # the result's field the table shows, hyperlab's then Optuna's
     "rdb_resume.py": "after",
     "enqueue_trial.py": "best_number",
     "callbacks.py": "trials",
+    "visualization.py": "history_points",
 }
 # script -> what hyperlab's refusal says
 REFUSED = {"ask_and_tell_batch.py": "Study.ask(fixed_distributions=...)"}
