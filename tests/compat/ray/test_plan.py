@@ -191,7 +191,6 @@ def test_num_samples_minus_one_needs_a_time_budget():
         (lambda: tune.RunConfig(callbacks=[object()]), r"RunConfig\(callbacks="),
         (lambda: tune.RunConfig(storage_path="s3://bucket/x"), "remote storage"),
         (lambda: train.FailureConfig(max_failures=3), r"max_failures=3"),
-        (lambda: train.CheckpointConfig(checkpoint_score_attribute="acc"), "score_attribute"),
         (lambda: BasicVariantGenerator(points_to_evaluate=[{"lr": 0.1}]), "points_to_evaluate"),
         (lambda: OptunaSearch(metric=["a", "b"], mode=["min", "max"]), "multi-objective"),
         (lambda: tune.CLIReporter, "tune.CLIReporter has no hyperlab equivalent"),

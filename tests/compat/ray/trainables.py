@@ -91,3 +91,13 @@ class Recorder(tune.Trainable):
 def echo(config):
     """Reports the config it got."""
     tune.report({"loss": 0.0, "seen": config})
+
+
+ACCURACIES = (0.5, 0.9, 0.1, 0.7, 0.3)
+"""What ``accuracies`` reports, each with a checkpoint."""
+
+
+def accuracies(config):
+    """Reports each of ``ACCURACIES`` with a checkpoint of its index (Ray 2.x's API)."""
+    for index, acc in enumerate(ACCURACIES):
+        tune.report({"acc": acc}, checkpoint=tune.Checkpoint.from_dict({"index": index}))

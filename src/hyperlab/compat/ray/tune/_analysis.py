@@ -202,7 +202,10 @@ def run(
     refuse("tune.run", "export_formats", export_formats, None, "save what you need yourself")
     legacy = (keep_checkpoints_num, checkpoint_score_attr, checkpoint_freq, checkpoint_at_end)
     if checkpoint_config is None:
-        checkpoint_config = CheckpointConfig(*legacy[:2], "max", *legacy[2:])
+        order, score = "max", checkpoint_score_attr
+        if score is not None and score.startswith("min-"):  # Ray's way of saying "min"
+            order, score = "min", score[len("min-") :]
+        checkpoint_config = CheckpointConfig(legacy[0], score, order, *legacy[2:])
     elif legacy != (None, None, 0, False):
         raise ValueError("tune.run: give checkpoint_config or the checkpoint_* arguments")
     trainable = run_or_experiment

@@ -72,7 +72,14 @@ class CheckpointConfig:
     """Which checkpoints to keep, and when a ``Trainable`` saves them.
 
     Attributes:
-        num_to_keep: The newest checkpoints each trial keeps; None for all (Ray's default).
+        num_to_keep: The checkpoints each trial keeps (its newest, or its best by
+            ``checkpoint_score_attribute``, and then its newest too); None for all (Ray's
+            default).
+        checkpoint_score_attribute: The reported metric by which checkpoints are ranked (the
+            result reported with each checkpoint): hyperlab's ``checkpoint_score``; None keeps
+            the newest.
+        checkpoint_score_order: ``"max"`` (Ray's default) or ``"min"``: which way the
+            attribute is better (hyperlab's ``checkpoint_score_mode``).
         checkpoint_frequency: A Trainable saves every this many iterations (0: never).
         checkpoint_at_end: A Trainable saves when it ends on its own.
     """
@@ -84,13 +91,17 @@ class CheckpointConfig:
     checkpoint_at_end: bool | None = None
 
     def __post_init__(self) -> None:
-        refuse(
-            "CheckpointConfig",
-            "checkpoint_score_attribute",
-            self.checkpoint_score_attribute,
-            None,
-            "hyperlab keeps a trial's newest num_to_keep checkpoints",
-        )
+        if self.checkpoint_score_order not in ("min", "max"):
+            raise ValueError(
+                "CheckpointConfig: checkpoint_score_order must be 'min' or 'max', got "
+                f"{self.checkpoint_score_order!r}"
+            )
+        score = self.checkpoint_score_attribute
+        if score is not None and (not isinstance(score, str) or not score):
+            raise TypeError(
+                f"CheckpointConfig: checkpoint_score_attribute must be a metric's name, got "
+                f"{score!r}"
+            )
         if self.num_to_keep is not None and self.num_to_keep < 1:
             raise ValueError(
                 f"CheckpointConfig: num_to_keep must be >= 1 or None, got {self.num_to_keep!r}"

@@ -3,9 +3,11 @@
 
 Executor: trials run in worker processes (``executor="processes"``), isolated like Ray's
 actors (their own globals, crashes and output) but started once and reused, so a trial costs
-milliseconds. Concurrency is what Ray would run at once on this machine: one trial per
-``cpu`` the trial asks for (1 by default), capped by ``max_concurrent_trials`` and a
-``ConcurrencyLimiter``; population based training runs its whole population at once.
+milliseconds; after ``ray.init(address=...)`` (``hyperlab.compat.ray.init``) they run on that
+cluster (``executor="ray"``). Concurrency is what Ray would run at once on this machine: one
+trial per ``cpu`` the trial asks for (1 by default) of its CPUs (``ray.init(num_cpus=...)``'s,
+else all), capped by ``max_concurrent_trials`` and a ``ConcurrencyLimiter``; population based
+training runs its whole population at once.
 ``hyperlab_options`` (a dict of ``hyperlab.run`` arguments: ``executor``, ``concurrency``,
 ``storage``, ``seed``, ``id``, ``ray_address``...) take precedence over all this.
 """
@@ -18,10 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hyperlab.compat.ray._core import cpus as declared_cpus
+from hyperlab.compat.ray._core import recorded_address
 from hyperlab.compat.ray.tune._config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from hyperlab.compat.ray.tune._function import function_form
 from hyperlab.compat.ray.tune._objective import TrialObjective
-from hyperlab.compat.ray.tune._primitives import Domain
+from hyperlab.compat.ray.tune._primitives import Domain, SampleFrom
 from hyperlab.compat.ray.tune._schedulers import FIFOScheduler, SchedulerPlan, TrialScheduler
 from hyperlab.compat.ray.tune._searchers import BasicVariantGenerator, Searcher, SearchPlan
 from hyperlab.compat.ray.tune._space import Template, translate
@@ -106,7 +110,9 @@ def make_plan(
     population = scheduled.mutations != {}
     if param_space is not None and not isinstance(param_space, Mapping):
         raise TypeError(f"param_space: expected a dict, got {type(param_space).__name__}")
-    template = translate(_with_mutations(param_space or {}, scheduled.mutations))
+    completed, constants = _with_mutations(param_space or {}, scheduled.mutations)
+    template = translate(completed)
+    starts = _starts(template, constants)
     extra = _hyperlab_options(hyperlab_options, template)
     samples = None if tune_config.num_samples == -1 else tune_config.num_samples
     budget = tune_config.budget_seconds()
@@ -121,13 +127,19 @@ def make_plan(
         "working_dir": _folder(run_config),
         "progress": False if run_config.verbose == 0 else None,
         "echo_output": not run_config.log_to_file,
-        **_search(search, searcher, template, samples, population),
+        **_search(search, searcher, template, samples, starts if population else None),
         **_assessor(scheduled, samples),
         **_failures(run_config.failure_config or FailureConfig()),
     }
     checkpoints = run_config.checkpoint_config or CheckpointConfig()
     options["checkpoint_keep"] = checkpoints.num_to_keep or UNLIMITED
-    options["executor"] = extra.get("executor", "processes")
+    if checkpoints.checkpoint_score_attribute is not None:
+        options["checkpoint_score"] = checkpoints.checkpoint_score_attribute
+        options["checkpoint_score_mode"] = checkpoints.checkpoint_score_order
+    address = recorded_address()  # ray.init(address=...): trials go to that cluster
+    options["executor"] = extra.get("executor", "processes" if address is None else "ray")
+    if address is not None and options["executor"] == "ray":
+        options["ray_address"] = address
     held, cpu = _resources(resources, options["executor"])
     options.update(held)
     options["concurrency"] = _concurrency(
@@ -245,30 +257,64 @@ def _objective(
     return metric, mode
 
 
-def _with_mutations(param_space: Mapping[str, Any], mutations: dict[str, Domain]) -> dict:
-    """``param_space`` with PBT's mutations that it lacks."""
-    space = dict(param_space)
+def _with_mutations(
+    param_space: Mapping[str, Any], mutations: dict[str, Domain]
+) -> tuple[dict, dict[str, Any]]:
+    """``param_space`` with PBT's mutations as the distributions of the parameters they name,
+    and the constants ``param_space`` gave those (Ray's usual pattern: trials start from the
+    constant, and PBT perturbs and resamples within the mutation's distribution)."""
+    space, constants = dict(param_space), {}
     for name, domain in mutations.items():
         given = space.setdefault(name, domain)
+        if not isinstance(given, (Domain, Mapping)) and not _primitive(given):
+            constants[name], space[name] = given, domain
+            continue
         same = isinstance(given, Domain) and given.kind == domain.kind and given.args == domain.args
         if not same:
             raise NotImplementedError(
                 f"PopulationBasedTraining: {name!r} is {given!r} in param_space and "
                 f"{domain!r} in hyperparam_mutations; hyperlab draws and perturbs a "
-                "parameter within one distribution: give the same one in both, or leave it "
-                "out of param_space"
+                "parameter within one distribution: give the same one in both, a constant "
+                "to start from, or leave it out of param_space"
             )
-    return space
+    return space, constants
+
+
+def _primitive(value: Any) -> bool:
+    return isinstance(value, SampleFrom) or (
+        isinstance(value, list) and any(isinstance(v, (Domain, SampleFrom)) for v in value)
+    )
+
+
+def _starts(template: Template, constants: dict[str, Any]) -> dict[str, Any]:
+    """The stored values of PBT's constants, each checked against its mutation."""
+    starts = {}
+    for name, value in constants.items():
+        try:
+            starts[name] = template.stored(name, value)
+        except ValueError as exc:
+            raise ValueError(
+                f"PopulationBasedTraining: {name!r} starts at {value!r} in param_space, which "
+                f"its hyperparam_mutations cannot take ({exc}); start within the mutation"
+            ) from None
+    return starts
 
 
 def _search(
-    search: SearchPlan, searcher: Searcher, template: Template, samples: int | None, pbt: bool
+    search: SearchPlan,
+    searcher: Searcher,
+    template: Template,
+    samples: int | None,
+    starts: dict[str, Any] | None,
 ) -> dict[str, Any]:
+    """The tuner; ``starts`` (PBT's constants, stored) is None without PBT."""
+    pbt = starts is not None
     if search.tuner is None:
         from hyperlab.compat.ray.tune._variants import VariantTuner  # needs pydantic: when used
 
         grid, args = template.grid(), dict[str, Any](samples=samples)
         args.update({"grid": grid} if grid else {}, **({"branches": True} if pbt else {}))
+        args.update({"starts": starts} if starts else {})
         return {"tuner": VariantTuner, "tuner_args": args}
     name = type(searcher).__name__
     if template.grid():
@@ -371,7 +417,7 @@ def _concurrency(
                 f"once in hyperlab; max_concurrent_trials={min(caps)} is too low"
             )
         return population
-    cpus = os.cpu_count() or 1
+    cpus = declared_cpus() or os.cpu_count() or 1  # ray.init(num_cpus=...) or the machine's
     if executor == "ray":  # an upper bound: the cluster runs what its resources hold
         return min(caps, default=total or cpus)
     return min([max(1, int(cpus // cpu)) if cpu > 0 else cpus, *caps])

@@ -215,8 +215,11 @@ class PopulationBasedTraining(TrialScheduler):
     new trial from the chosen good trial's checkpoint with perturbed parameters, recording
     that trial as its ``parent``; so results hold the stopped trials too. A mutation is a
     list of values (a choice: perturbing moves to a neighbouring value) or a search
-    primitive; a parameter both in ``param_space`` and in the mutations must be the same
-    primitive in both. Perturbed numbers are clipped to their bounds."""
+    primitive. A parameter of the mutations that ``param_space`` gives a constant starts
+    there in every trial, as in Ray, and is then perturbed and resampled within the
+    mutation; one that ``param_space`` leaves out is drawn from the mutation; one that it
+    gives a primitive must be the same primitive. Perturbed numbers are clipped to their
+    bounds."""
 
     def __init__(
         self,

@@ -5,7 +5,7 @@
 | ``BasicVariantGenerator`` (default) | ``VariantTuner``: grid x ``num_samples``, the rest random |
 | ``OptunaSearch`` | ``tpe`` (hyperlab's multivariate TPE) |
 | ``HyperOptSearch`` | ``tpe``, ``n_startup_trials=n_initial_points``, ``gamma`` |
-| ``BayesOptSearch`` | ``gp``, ``n_startup_trials=random_search_steps`` |
+| ``BayesOptSearch`` | ``gp``, ``n_startup_trials=random_search_steps``, its acquisition |
 | ``ConcurrencyLimiter(searcher, n)`` | the searcher, at most ``n`` trials at once |
 
 A searcher's ``metric``/``mode`` and seed become the experiment's. An argument with no hyperlab
@@ -152,7 +152,10 @@ class HyperOptSearch(Searcher):
 
 class BayesOptSearch(Searcher):
     """Bayesian optimisation with a Gaussian process: hyperlab's ``gp`` tuner with
-    ``n_startup_trials=random_search_steps``, seeded by ``random_state``."""
+    ``n_startup_trials=random_search_steps``, seeded by ``random_state``, and the acquisition
+    of ``utility_kwargs`` (Ray's default: ``{"kind": "ucb", "kappa": 2.576, "xi": 0.0}``):
+    ``ucb`` is the gp's ``acquisition="ucb"`` with ``kappa``, ``ei`` its ``acquisition="ei"``
+    with ``xi``; ``poi`` (probability of improvement) has no equivalent and is refused."""
 
     def __init__(
         self,
@@ -172,7 +175,7 @@ class BayesOptSearch(Searcher):
         name = type(self).__name__
         refuse(name, "space", space, None, _OWN_SPACE)
         refuse(name, "points_to_evaluate", points_to_evaluate, None, _NO_POINTS)
-        refuse(name, "utility_kwargs", utility_kwargs, None, "hyperlab's gp picks its own")
+        self.acquisition = _acquisition(utility_kwargs)
         refuse(name, "patience", patience, 5, "remove it")
         refuse(name, "skip_duplicate", skip_duplicate, True, "remove it")
         refuse(name, "analysis", analysis, None, _NO_POINTS)
@@ -180,8 +183,41 @@ class BayesOptSearch(Searcher):
         self.random_search_steps = random_search_steps
 
     def plan(self) -> SearchPlan:
-        args = {"n_startup_trials": self.random_search_steps}
+        args = {"n_startup_trials": self.random_search_steps, **self.acquisition}
         return SearchPlan("gp", args, self.random_state)
+
+
+_UTILITY = {"kind": "ucb", "kappa": 2.576, "xi": 0.0}
+"""Ray's default ``utility_kwargs``."""
+
+
+def _acquisition(utility_kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    """The gp's ``acquisition`` arguments for BayesOptSearch's ``utility_kwargs``."""
+    if utility_kwargs is None:
+        utility_kwargs = _UTILITY
+    if not isinstance(utility_kwargs, dict):
+        raise TypeError(f"BayesOptSearch: utility_kwargs must be a dict, got {utility_kwargs!r}")
+    unknown = sorted(set(utility_kwargs) - set(_UTILITY))
+    if unknown:
+        raise ValueError(
+            f"BayesOptSearch(utility_kwargs={utility_kwargs!r}): unknown keys {unknown}; "
+            "it takes 'kind', 'kappa' and 'xi'"
+        )
+    kind = utility_kwargs.get("kind", "ucb")
+    if kind == "poi":
+        raise NotImplementedError(
+            f"BayesOptSearch(utility_kwargs={utility_kwargs!r}): the probability of "
+            "improvement ('poi') has no hyperlab equivalent; use 'ei' (expected improvement, "
+            "with xi) or 'ucb' (with kappa)"
+        )
+    if kind == "ucb":
+        return {"acquisition": "ucb", "kappa": utility_kwargs.get("kappa", _UTILITY["kappa"])}
+    if kind == "ei":
+        return {"acquisition": "ei", "xi": utility_kwargs.get("xi", _UTILITY["xi"])}
+    raise ValueError(
+        f"BayesOptSearch(utility_kwargs={utility_kwargs!r}): kind must be 'ucb', 'ei' or "
+        f"'poi', got {kind!r}"
+    )
 
 
 class ConcurrencyLimiter(Searcher):

@@ -38,6 +38,7 @@ from hyperlab.space import (
     QNormal,
     QUniform,
     Randint,
+    SearchSpace,
     Uniform,
 )
 
@@ -105,6 +106,29 @@ class Template:
     def grid_size(self) -> int:
         """The number of points of the grid-searched parameters (1 without any)."""
         return math.prod(len(leaf.options or ()) for leaf in self.leaves if leaf.grid)
+
+    def stored(self, name: str, value: Any) -> Any:
+        """The stored value of the leaf ``name`` whose Ray value is ``value`` (the inverse of
+        its ``decode``).
+
+        Raises:
+            ValueError: The leaf cannot take ``value`` (outside its range, not one of its
+                options), or it is a choice whose options hold search primitives.
+        """
+        leaf = next(leaf for leaf in self.leaves if leaf.name == name)
+        if leaf.nested is not None:
+            raise ValueError(f"{name}: a choice whose options hold search primitives")
+        stored = value
+        if leaf.options is not None:
+            same = [i for i, o in enumerate(leaf.options) if type(o) is type(value) and o == value]
+            if not same:
+                raise ValueError(f"{name}: {value!r} is not one of {list(leaf.options)!r}")
+            stored = leaf.labels[same[0]] if leaf.labels else leaf.options[same[0]]
+        try:
+            SearchSpace({name: leaf.param}).check({name: stored})
+        except SearchSpaceError as exc:
+            raise ValueError(str(exc)) from None
+        return stored
 
     def resolve(self, params: Mapping[str, Any], seed: int = 0, *, derive: bool = True) -> Any:
         """The config Ray would build from the stored ``params`` of a trial with ``seed``

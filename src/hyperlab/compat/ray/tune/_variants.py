@@ -25,6 +25,9 @@ class VariantTuner(Tuner):
         branches: A scheduler adds trials of its own (population based training): the
             budget is then left open to them, and the tuner still stops proposing after
             ``samples * G`` of its own trials (they are created first).
+        starts: Stored values its trials take for these parameters instead of drawing them:
+            the constants of Ray's ``param_space`` that population based training mutates
+            within the space's distributions.
     """
 
     def __init__(
@@ -36,8 +39,13 @@ class VariantTuner(Tuner):
         grid: list[str] | None = None,
         samples: int | None = 1,
         branches: bool = False,
+        starts: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(space, mode=mode, seed=seed)
+        self.starts = dict(starts or {})
+        unknown = sorted(set(self.starts) - set(space))
+        if unknown:
+            raise ValueError(f"VariantTuner: starts names {unknown} are not in the space")
         self.grid_names = list(grid or [])
         unknown = [name for name in self.grid_names if name not in space]
         if unknown:
@@ -58,4 +66,5 @@ class VariantTuner(Tuner):
             return None
         point = self._grid[number % len(self._grid)]
         drawn = self._random.sample(self.rng(number), 1)[0]
+        drawn.update(self.starts)
         return {name: point[name] if name in point else drawn[name] for name in self.space}
