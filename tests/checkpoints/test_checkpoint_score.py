@@ -7,6 +7,7 @@ import json
 import math
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -89,7 +90,7 @@ def test_pruning_by_score_follows_the_rule(tmp_path_factory, scores, keep, order
 
 def run_scored(tmp_path: Path, executor: str, **options) -> Path:
     command = CommandTrial(f'{PYTHON} -c "{SCORED}"')
-    objective = command if executor == "command" else objectives.scored
+    objective: Any = command if executor == "command" else objectives.scored
     result = hyperlab.run(
         objective,
         {"x": hyperlab.choice([1])},
