@@ -11,6 +11,7 @@ there with ``--smoke-test`` (the examples' own flag for a short budget) in a sub
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import os
@@ -20,6 +21,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 TIMEOUT = 120.0  # seconds one example may take before it counts as failed
 
@@ -82,14 +84,33 @@ def first_error(stderr: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def run_example(name: str, folder: Path, timeout: float = TIMEOUT) -> Outcome:
-    """Run the installed example ``name`` (``pbt_function.py``) in ``folder``, rewritten."""
+def best_config(output: str) -> dict[str, Any] | None:
+    """The best config the example printed (``Best hyperparameters found were:  {...}``)."""
+    found = re.findall(r"^Best hyperparameters[^{]*(\{.*\})\s*$", output, flags=re.M)
+    if not found:
+        return None
+    try:
+        value = ast.literal_eval(found[-1])
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def run_example(
+    name: str, folder: Path, timeout: float = TIMEOUT, *, original: bool = False
+) -> Outcome:
+    """Run the installed example ``name`` (``pbt_function.py``) in ``folder``, rewritten (or,
+    ``original``, as shipped, with Ray itself)."""
     examples = examples_folder()
     assert examples is not None, "ray is not installed"
     siblings = {path.stem for path in examples.glob("*.py")}
     replace = ray_module_ready()
+    folder.mkdir(parents=True, exist_ok=True)
     for path in examples.glob("*.py"):
-        (folder / path.name).write_text(on_hyperlab(path.read_text(), siblings, replace))
+        source = path.read_text()
+        (folder / path.name).write_text(
+            source if original else on_hyperlab(source, siblings, replace)
+        )
     source = (examples / name).read_text()
     args = ["--smoke-test"] if "--smoke-test" in source else []
     env = {

@@ -4,15 +4,20 @@ with only their import lines rewritten (``ray_examples.py``), each shrunk by its
 that stops running fails its test, and so does one that starts running while recorded as
 refused (record it then, and update "What runs unchanged" in docs/migrating.md). Scripts that
 need a library not installed here (torch, tensorflow...) skip, naming it.
+
+With ``HYPERLAB_CORPUS_REAL_RAY=1`` the scripts that run are also run as shipped, with Ray
+itself (minutes each: Ray starts a local cluster), and the table says whether both ran and
+printed a best config with the same keys; otherwise "agrees" stays unasked ("-").
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import pytest
 
-from tests.compat.corpus.ray_examples import examples_folder, run_example
+from tests.compat.corpus.ray_examples import best_config, examples_folder, run_example
 from tests.compat.corpus.table import record
 
 pytestmark = pytest.mark.slow
@@ -56,6 +61,7 @@ EXPECTED: dict[str, str] = {
     "xgboost_dynamic_resources_example.py": "needs: xgboost",
     "xgboost_example.py": "needs: xgboost",
 }
+REAL_RAY_TIMEOUT = 600.0  # Ray's own start takes minutes on two busy cores
 NOT_SCRIPTS = {"__init__.py", "utils.py"}  # modules the examples import, with no main
 
 
@@ -80,19 +86,21 @@ def test_a_ray_tune_example_runs_as_recorded(script, tmp_path, request):
     if kind == "needs" and importlib.util.find_spec(detail) is None:
         record(request.config, "ray", script, ran=None, agrees=None, note=f"needs {detail}")
         pytest.skip(f"needs {detail}, not installed")
-    outcome = run_example(script, tmp_path)
-    record(
-        request.config,
-        "ray",
-        script,
-        ran=outcome.ran,
-        agrees=None,
-        note=outcome.error or f"{outcome.seconds:.1f} s",
-    )
+    outcome = run_example(script, tmp_path / "hyperlab")
+    agrees, note = None, outcome.error or f"{outcome.seconds:.1f} s"
+    if kind == RUNS and outcome.ran and os.environ.get("HYPERLAB_CORPUS_REAL_RAY") == "1":
+        with_ray = run_example(script, tmp_path / "ray", REAL_RAY_TIMEOUT, original=True)
+        ours, theirs = best_config(outcome.output), best_config(with_ray.output)
+        agrees = (
+            with_ray.ran and ours is not None and theirs is not None and (set(ours) == set(theirs))
+        )
+        note += f"; with Ray: {with_ray.error or 'ran'}, best config keys {sorted(theirs or {})}"
+    record(request.config, "ray", script, ran=outcome.ran, agrees=agrees, note=note)
     if kind == "needs" and not outcome.ran:  # installed here, but never seen running
         pytest.xfail(f"{script} (needs {detail}) fails: {outcome.error}")
     if kind == RUNS:
         assert outcome.ran, f"{script} ran before and fails now: {outcome.output[-3000:]}"
+        assert agrees is not False, f"{script} disagrees with Ray: {note}"
     elif kind == "refused":
         assert not outcome.ran, (
             f"{script} now runs unchanged: record it as 'runs' in EXPECTED and update the "
