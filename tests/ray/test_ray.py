@@ -203,6 +203,38 @@ def test_logs_files_and_checkpoints_come_back_to_the_driver(cluster: Any, tmp_pa
     assert state == {"step": 2}
 
 
+def scored_checkpoints(params: dict) -> float:
+    for index, acc in enumerate((0.5, 0.9, 0.1, 0.7, 0.3)):
+        hyperlab.report(acc=acc)
+        hyperlab.checkpoint({"index": index})
+    return 0.3
+
+
+def test_checkpoint_score_keeps_the_best_checkpoints_on_the_driver_too(
+    cluster: Any, tmp_path: Path
+) -> None:
+    experiment = hyperlab.Experiment(
+        scored_checkpoints,
+        {"x": hyperlab.uniform(0, 1)},
+        metric="acc",
+        mode="max",
+        executor="ray",
+        max_trials=1,
+        storage=str(tmp_path / "store.db"),
+        working_dir=str(tmp_path / "work"),
+        checkpoint_keep=2,
+        checkpoint_score="acc",
+        progress=False,
+    )
+    experiment.run()
+    folder = experiment.folder / "trials" / "0" / "checkpoints"
+    kept = [
+        pickle.loads((path / "state.pkl").read_bytes())["index"]
+        for path in sorted(folder.iterdir())
+    ]
+    assert kept == [1, 3, 4], kept  # acc 0.9 and 0.7, and the newest
+
+
 TRAIN = """
 import nni
 params = nni.get_next_parameter()
