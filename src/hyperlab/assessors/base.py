@@ -358,18 +358,14 @@ def assessor_name(assessor: str | type[Assessor]) -> str:
         return class_path(assessor)
     if not isinstance(assessor, type) or not issubclass(assessor, Assessor):
         hint = ""
-        if isinstance(assessor, Assessor):
-            hint = (
-                f"; pass the class, assessor={type(assessor).__name__}, and its arguments as "
-                "assessor_args (a resumed experiment builds its assessor anew from them)"
-            )
-        elif nni_assessor_class(type(assessor)) is not None:
+        if nni_assessor_class(type(assessor)) is not None:
             hint = (
                 f"; pass the NNI assessor's class, assessor={type(assessor).__name__}, and its "
                 "constructor's arguments as assessor_args (a resumed experiment builds it anew)"
             )
         raise ConfigError(
-            "assessor: expected a registered name or an Assessor subclass, got "
+            "assessor: expected a registered name, an Assessor subclass or instance, or an NNI "
+            "Assessor subclass, got "
             f"{type(assessor).__name__} {assessor!r}"[:300]
             + hint
         )
