@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from hyperlab.config import import_path  # noqa: E402
-from hyperlab.experiment._serving import CHECK_SERVING, SERVE, Serving  # noqa: E402
-from hyperlab.server import BackgroundServer, check_serving, serve_in_background  # noqa: E402
+from hyperlab.config import import_path
+from hyperlab.experiment._serving import CHECK_SERVING, SERVE, Serving
+from hyperlab.server import BackgroundServer, check_serving, serve_in_background
 
 
 def test_the_import_paths_name_the_servers_functions() -> None:

@@ -10,11 +10,12 @@ through a channel file of tagged JSON lines, one message a line, appended with o
     {"tag": "request", "time": t, "index": 0, "kind": "parameter",   a request to the driver
      "name": "lr", "spec": {...}}
 
-``ChannelWriter`` (from ``_writer``, re-exported here) writes them (the trial's side) and ``parse_line``/``parse_request`` read them
-(the executor's side). The driver answers request ``index`` of attempt ``a`` with the file
-``answers/<a>-<index>.json`` in the trial's folder (``write_answer``, in one rename), which the
-trial waits for. A report is followed by a ``verdict`` request when something listens to the
-reports (``HYPERLAB_ROUND_TRIP=1``): the trial then goes on only once the driver has decided.
+``ChannelWriter`` (from ``_writer``, re-exported here) writes them (the trial's side) and
+``parse_line``/``parse_request`` read them (the executor's side). The driver answers request
+``index`` of attempt ``a`` with the file ``answers/<a>-<index>.json`` in the trial's folder
+(``write_answer``, in one rename), which the trial waits for. A report is followed by a
+``verdict`` request when something listens to the reports (``HYPERLAB_ROUND_TRIP=1``): the trial
+then goes on only once the driver has decided.
 
 Only the standard library is imported by what a trial runs here, so that command trials start
 fast and run under any interpreter that has hyperlab.
