@@ -21,7 +21,7 @@ from hyperlab.cli import main
 from hyperlab.experiment._phases import FIRST_PARAMETER_ID
 from hyperlab.server import create_app
 from hyperlab.store import Store
-from hyperlab.trial import Trial
+from hyperlab.trial import Trial, readable
 from tests.compat.nni.phases.recording import RecordingTuner
 from tests.server import SESSION_TOKEN, client_for
 from tests.server.nni_client import client_python, run_client
@@ -210,7 +210,7 @@ def test_the_cli_shows_the_phases(ran, capsys):
     for trial in ran.trials:
         for phase in trial.phases:
             assert str(phase.parameter_id) in listed
-            assert f"x={phase.params['x']!r}" in listed
+            assert f"x={readable(phase.params['x'])!r}" in listed  # as the CLI prints floats
     assert main(["--storage", ran.storage, "show", ran.id]) == 0
     shown = capsys.readouterr().out
     assert "phases     8 later phases of 2 multi-phase trials" in shown
