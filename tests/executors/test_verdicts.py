@@ -124,3 +124,29 @@ def test_outside_the_driver_should_stop_is_the_local_flag() -> None:
     assert ctx.should_stop() is False
     ctx.request_stop()
     assert ctx.should_stop() is True
+
+
+def reports_whatever_it_is_told(params: dict) -> float:
+    """Reports every step without enforcing a stop (Optuna's ``trial.report``), noting at which
+    step ``should_stop`` first said yes."""
+    ctx = current()
+    told = None
+    for step in range(STEPS):
+        ctx.report(None, step, {"loss": params["x"] + step}, enforce=False)
+        if told is None and hyperlab.should_stop():
+            told = step
+    if told is not None:
+        assert ctx.stop_requested and hyperlab.should_stop()  # it stays told
+    return params["x"] + (-1 if told is None else told) * 10
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_an_unenforced_report_is_sent_after_the_stop_and_the_trial_ends_as_it_returns(
+    executor: str,
+) -> None:
+    result = run(reports_whatever_it_is_told, executor, assessor=StopOddAtTwo, concurrency=2)
+    for trial in result.trials:
+        assert trial.status is TrialStatus.SUCCEEDED, trial.error
+        assert [r.step for r in trial.reports] == list(range(STEPS))
+        told = 2 if trial.number % 2 else -1  # the verdict on step 2 reached it at step 2
+        assert trial.value == pytest.approx(trial.params["x"] + told * 10)

@@ -206,16 +206,24 @@ class TrialContext:
         return self._stop_requested
 
     def report(
-        self, value: Any = None, step: int | None = None, metrics: dict | None = None
+        self,
+        value: Any = None,
+        step: int | None = None,
+        metrics: dict | None = None,
+        *,
+        enforce: bool = True,
     ) -> dict:
         """Send one intermediate result; returns the metrics dict that was sent.
 
         A trial told to stop is stopped (``TrialStopped``) before it sends anything. With
         ``round_trip`` it returns only once the driver has decided on this report. When the
         stop is decided on this report, a trial that checkpoints is let go on to save this
-        step: its next ``checkpoint`` raises, once saved.
+        step: its next ``checkpoint`` raises, once saved. With ``enforce=False`` a stop is
+        only recorded, never raised, and the report is sent even once the trial was told to
+        stop: the trial asks ``should_stop()`` and stops by itself, or ends as it would
+        (Optuna's ``trial.report`` and ``trial.should_prune()``).
         """
-        if self._stop_requested:
+        if self._stop_requested and enforce:
             raise TrialStopped(f"trial {self.trial_id} was told to stop")
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise TrialTimeout(f"trial {self.trial_id} exceeded its trial_timeout")
@@ -229,7 +237,7 @@ class TrialContext:
         self.emit(step, merged)
         if self.round_trip and not self._stop_requested:
             self._await_verdict()
-        if self._stop_requested and not self.checkpointing:  # decided on this report
+        if self._stop_requested and enforce and not self.checkpointing:  # decided on this report
             raise TrialStopped(f"trial {self.trial_id} was told to stop")
         return merged
 

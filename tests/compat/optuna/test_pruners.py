@@ -423,6 +423,22 @@ def test_a_stopped_trial_stays_stopped_and_an_ended_one_is_not_judged() -> None:
     assert threshold.on_report(trial, Report(2, {"value": 2.0}, 0.0), 0.0) is Decision.CONTINUE
 
 
+def test_a_stopped_trial_that_goes_on_reporting_keeps_its_values_for_the_others() -> None:
+    # an Optuna objective that never asks should_prune() reports every step and completes:
+    # Optuna's study keeps those values, and judges later trials against them
+    median = rule(pruners.MedianPruner(n_startup_trials=1))
+    feed(median, 0, [1.0, 1.0])
+    median.on_end(Trial("exp", 0, {}, TrialStatus.SUCCEEDED), 0.0)
+    trial = Trial("exp", 1, {}, TrialStatus.RUNNING)
+    median.on_start(trial, 0.0)
+    for step, value in enumerate([5.0, 9.0]):
+        assert median.on_report(trial, Report(step, {"value": value}, 0.0), 0.0) is Decision.STOP
+    assert median.trials.values[1] == {0: 5.0, 1: 9.0}
+    median.on_end(Trial("exp", 1, {}, TrialStatus.SUCCEEDED), 0.0)
+    # step 1's median is that of 1.0 and 9.0 (not of 1.0 alone): a best of 3.0 passes it
+    assert feed(median, 2, [3.0, 4.0]) == ["c", "c"]
+
+
 def test_reports_it_cannot_judge_raise_trial_error() -> None:
     median = rule(pruners.MedianPruner())
     trial = Trial("exp", 0, {}, TrialStatus.RUNNING)

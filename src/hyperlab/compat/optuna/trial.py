@@ -3,12 +3,13 @@
 
 A live trial is a hyperlab trial: ``suggest_*`` asks the driver (``TrialContext.suggest``),
 ``report`` is ``hyperlab.report(value, step=step)``, ``should_prune`` asks the driver whether
-the assessor (the pruner) stopped the trial on the reports so far.
+the assessor (the pruner) stopped the trial on the reports so far. As in Optuna, a report is
+recorded even once the pruner decided to stop the trial: only the objective stops it, raising
+``TrialPruned``; one that returns completes.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import enum
 import threading
@@ -26,7 +27,6 @@ from hyperlab.compat.optuna.distributions import (
     from_spec,
     to_spec,
 )
-from hyperlab.errors import TrialStopped
 from hyperlab.reporting.context import TrialContext
 from hyperlab.trial import Trial as Record
 from hyperlab.trial import TrialStatus
@@ -258,8 +258,8 @@ class Trial(BaseTrial):
         if step in self._steps:
             return  # Optuna keeps the first value reported at a step
         self._steps.add(step)
-        with contextlib.suppress(TrialStopped):  # the pruner's decision: should_prune() says
-            self._context.report({"value": number}, step, {})
+        # recorded even once the pruner decided to stop the trial: should_prune() says so
+        self._context.report({"value": number}, step, {}, enforce=False)
 
     def should_prune(self) -> bool:
         """Whether the pruner decided to stop this trial on the values reported so far."""

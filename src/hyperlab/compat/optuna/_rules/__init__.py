@@ -17,8 +17,10 @@ largest step reported, as ``FrozenTrial.last_step``. As in Optuna:
   rung values, ``min_resource="auto"``, Hyperband's brackets) is kept here, and reached again
   on replay.
 
-A trial told to stop stays stopped (its later reports of the same attempt are answered STOP),
-and nothing is decided after a trial ended. The rules decide STOP or CONTINUE, never PAUSE.
+A trial told to stop stays stopped (its later reports of the same attempt are answered STOP,
+and their values kept: an objective that never asks ``should_prune()`` reports on and
+completes, and Optuna judges other trials against those values), and nothing is decided after
+a trial ended. The rules decide STOP or CONTINUE, never PAUSE.
 
 The rules' modules: ``_base`` (the study, the base rule, the base of the arguments),
 ``_percentile``, ``_threshold``, ``_halving`` (successive halving and Hyperband) and

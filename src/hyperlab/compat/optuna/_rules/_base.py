@@ -143,6 +143,11 @@ class OptunaRule(Assessor):
     def on_report(self, trial: Trial, report: Report, now: float) -> Decision:
         number = trial.number
         known = self.verdicts.known(number, report.attempt)
+        if known is Decision.STOP and report.step >= 0:
+            # told to stop, an Optuna trial that never asks should_prune() goes on reporting,
+            # and ends COMPLETE: Optuna's study keeps these values, so other trials are judged
+            # against them
+            self.trials.add(number, report.step, self._intermediate(report), report.attempt)
         if known is not None:
             return known
         if report.step < 0:
