@@ -72,7 +72,7 @@ def hyperlab_run_yaml(folder: Path) -> Run:
         "statuses": sorted(str(t.status) for t in trials),
         "finals": sorted(t.value for t in succeeded if t.value is not None),
         "params": sorted(sorted(t.params) for t in trials)[:1],
-        "intermediates": sorted(len(t.reports) for t in trials),
+        "reports": sorted([str(t.status), len(t.reports)] for t in trials),
     }
-    done.results = [done.result]
+    done.results, done.error = [done.result], ""
     return done

@@ -6,7 +6,9 @@ its import lines (``from ray import tune`` into ``from hyperlab.compat.ray impor
 ``from ray.tune.x import Y`` into ``from hyperlab.compat.ray.tune.x import Y``, ``ray.train``
 likewise, and ``import ray`` into ``from hyperlab.compat import ray`` once that module has
 ``init``), writes it with its sibling examples into a folder of the test's own, and runs it
-there with ``--smoke-test`` (the examples' own flag for a short budget) in a subprocess.
+there with ``--smoke-test`` (the examples' own flag for a short budget) in a subprocess. The
+scripts that run that way are also run as shipped, not a line changed, with
+``python -m hyperlab.compat.ray`` (which makes ``ray`` hyperlab's in its process).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.compat.corpus.runner import first_error
 
 TIMEOUT = 120.0  # seconds one example may take before it counts as failed
 
@@ -75,15 +79,6 @@ class Outcome:
         return self.returncode == 0
 
 
-def first_error(stderr: str) -> str:
-    """The line that says what went wrong: the last exception line of the traceback."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if re.match(r"^[\w.]+(Error|Exception|Interrupt|Exit)\b", line) or "Error:" in line:
-            return line[:300]
-    return lines[-1][:300] if lines else ""
-
-
 def best_config(output: str) -> dict[str, Any] | None:
     """The best config the example printed (``Best hyperparameters found were:  {...}``)."""
     found = re.findall(r"^Best hyperparameters[^{]*(\{.*\})\s*$", output, flags=re.M)
@@ -96,11 +91,15 @@ def best_config(output: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def run_example(
-    name: str, folder: Path, timeout: float = TIMEOUT, *, original: bool = False
-) -> Outcome:
-    """Run the installed example ``name`` (``pbt_function.py``) in ``folder``, rewritten (or,
-    ``original``, as shipped, with Ray itself)."""
+REWRITTEN = "rewritten"  # its Ray imports rewritten to hyperlab's, run with python
+UNCHANGED = "unchanged"  # as shipped, run with python -m hyperlab.compat.ray
+WITH_RAY = "with ray"  # as shipped, run with python, on Ray itself
+
+
+def run_example(name: str, folder: Path, timeout: float = TIMEOUT, how: str = REWRITTEN) -> Outcome:
+    """Run the installed example ``name`` (``pbt_function.py``) in ``folder``, ``how`` says:
+    ``REWRITTEN``, ``UNCHANGED`` or ``WITH_RAY``."""
+    original = how != REWRITTEN
     examples = examples_folder()
     assert examples is not None, "ray is not installed"
     siblings = {path.stem for path in examples.glob("*.py")}
@@ -122,7 +121,12 @@ def run_example(
     start = time.monotonic()
     try:
         done = subprocess.run(
-            [sys.executable, name, *args],
+            [
+                sys.executable,
+                *(["-m", "hyperlab.compat.ray"] if how == UNCHANGED else []),
+                name,
+                *args,
+            ],
             cwd=folder,
             env=env,
             capture_output=True,
@@ -130,11 +134,7 @@ def run_example(
             timeout=timeout,
         )
     except subprocess.TimeoutExpired as expired:
-        output = (
-            (expired.stderr or b"").decode(errors="replace")
-            if isinstance(expired.stderr, bytes)
-            else (expired.stderr or "")
-        )
+        output = expired.stderr.decode(errors="replace") if expired.stderr else ""
         return Outcome(name, -9, f"timed out after {timeout:g} s", timeout, output)
     seconds = time.monotonic() - start
     error = "" if done.returncode == 0 else first_error(done.stderr)

@@ -49,6 +49,7 @@ class Run:
 
 
 def first_error(stderr: str) -> str:
+    """The line that says what went wrong: the traceback's last exception line."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     for line in reversed(lines):
         if re.match(r"^[\w.]+(Error|Exception|Exit)\b", line):

@@ -1,6 +1,7 @@
 """Ray Tune's example scripts, read from the installed ray wheel at test time, run on hyperlab
 with only their import lines rewritten (``ray_examples.py``), each shrunk by its own
-``--smoke-test`` flag. ``EXPECTED`` records what each does today; a script recorded as running
+``--smoke-test`` flag; those that run must also run as shipped with ``python -m
+hyperlab.compat.ray``. ``EXPECTED`` records what each does today; a script recorded as running
 that stops running fails its test, and so does one that starts running while recorded as
 refused (record it then, and update "What runs unchanged" in docs/migrating.md). Scripts that
 need a library not installed here (torch, tensorflow...) skip, naming it.
@@ -17,7 +18,13 @@ import os
 
 import pytest
 
-from tests.compat.corpus.ray_examples import best_config, examples_folder, run_example
+from tests.compat.corpus.ray_examples import (
+    UNCHANGED,
+    WITH_RAY,
+    best_config,
+    examples_folder,
+    run_example,
+)
 from tests.compat.corpus.table import record
 
 pytestmark = pytest.mark.slow
@@ -27,7 +34,7 @@ RUNS = "runs"
 EXPECTED: dict[str, str] = {
     "async_hyperband_example.py": RUNS,
     "ax_example.py": "refused: AxSearch has no hyperlab equivalent",
-    "bayesopt_example.py": "refused: BayesOptSearch(utility_kwargs=",
+    "bayesopt_example.py": RUNS,
     "bohb_example.py": "refused: No module named 'hyperlab.compat.ray.tune.schedulers.hb_bohb'",
     "cifar10_pytorch.py": "needs: torch",
     "custom_checkpointing_with_callback.py": "refused: tune.Callback has no hyperlab equivalent",
@@ -51,7 +58,7 @@ EXPECTED: dict[str, str] = {
     "pbt_convnet_example.py": "needs: torch",
     "pbt_convnet_function_example.py": "needs: torch",
     "pbt_example.py": "refused: PopulationBasedTraining(hyperparam_mutations={'lr': <function",
-    "pbt_function.py": "refused: CheckpointConfig(checkpoint_score_attribute='mean_accuracy')",
+    "pbt_function.py": RUNS,
     "pbt_memnn_example.py": "needs: tensorflow",
     "pbt_ppo_example.py": "refused: No module named 'hyperlab.compat.ray.rllib'",
     "pbt_tune_cifar10_with_keras.py": "needs: tensorflow",
@@ -88,8 +95,12 @@ def test_a_ray_tune_example_runs_as_recorded(script, tmp_path, request):
         pytest.skip(f"needs {detail}, not installed")
     outcome = run_example(script, tmp_path / "hyperlab")
     agrees, note = None, outcome.error or f"{outcome.seconds:.1f} s"
+    unchanged = None
+    if kind == RUNS and outcome.ran:  # and not a line changed, with python -m hyperlab.compat.ray
+        unchanged = run_example(script, tmp_path / "unchanged", how=UNCHANGED)
+        note += f"; as shipped, with -m hyperlab.compat.ray: {unchanged.error or 'ran'}"
     if kind == RUNS and outcome.ran and os.environ.get("HYPERLAB_CORPUS_REAL_RAY") == "1":
-        with_ray = run_example(script, tmp_path / "ray", REAL_RAY_TIMEOUT, original=True)
+        with_ray = run_example(script, tmp_path / "ray", REAL_RAY_TIMEOUT, how=WITH_RAY)
         ours, theirs = best_config(outcome.output), best_config(with_ray.output)
         agrees = (
             with_ray.ran and ours is not None and theirs is not None and (set(ours) == set(theirs))
@@ -101,6 +112,10 @@ def test_a_ray_tune_example_runs_as_recorded(script, tmp_path, request):
     if kind == RUNS:
         assert outcome.ran, f"{script} ran before and fails now: {outcome.output[-3000:]}"
         assert agrees is not False, f"{script} disagrees with Ray: {note}"
+        assert unchanged is not None and unchanged.ran, (
+            f"{script} runs with its imports rewritten, not unchanged with "
+            f"python -m hyperlab.compat.ray: {unchanged and unchanged.output[-3000:]}"
+        )
     elif kind == "refused":
         assert not outcome.ran, (
             f"{script} now runs unchanged: record it as 'runs' in EXPECTED and update the "

@@ -27,6 +27,7 @@ experiment.run(int(sys.argv[1]))
 
 jobs = experiment.list_trial_jobs()
 exported = experiment.export_data()
+metrics = experiment.get_job_metrics()
 print(
     "RESULT "
     + json.dumps(
@@ -34,6 +35,10 @@ print(
             "trials": len(jobs),
             "statuses": sorted(job.status for job in jobs),
             "finals": sorted(result.value for result in exported),
+            "reports": sorted(
+                [job.status, sum(m.type == "PERIODICAL" for m in metrics.get(job.trialJobId, []))]
+                for job in jobs
+            ),
             "params": sorted(sorted(result.parameter) for result in exported)[:1],
             "profile_trials": experiment.get_experiment_profile()["params"]["maxTrialNumber"],
         }

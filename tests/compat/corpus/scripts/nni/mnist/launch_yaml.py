@@ -21,10 +21,11 @@ print(
             "trials": len(jobs),
             "statuses": sorted(job.status for job in jobs),
             "finals": sorted(result.value for result in exported),
-            "params": sorted(sorted(result.parameter) for result in exported)[:1],
-            "intermediates": sorted(
-                sum(m.type == "PERIODICAL" for m in records) for records in metrics.values()
+            "reports": sorted(
+                [job.status, sum(m.type == "PERIODICAL" for m in metrics.get(job.trialJobId, []))]
+                for job in jobs
             ),
+            "params": sorted(sorted(result.parameter) for result in exported)[:1],
         }
     )
 )
