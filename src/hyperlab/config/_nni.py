@@ -45,13 +45,19 @@ def is_nni_config(data: dict[str, Any]) -> bool:
 def translate_nni_config(data: dict[str, Any], *, base: Path | None = None) -> dict[str, Any]:
     """hyperlab config fields for an NNI v2 experiment config.
 
-    A ``tuner`` or ``assessor`` given by ``className`` (a user's own NNI class) becomes
-    ``hyperlab.compat.nni.custom``'s adapter, its ``codeDirectory`` resolved against ``base``
-    (the config file's folder) when relative.
+    A ``tuner``, ``assessor`` or ``advisor`` given by ``className`` (a user's own NNI class)
+    becomes its adapter in ``hyperlab.compat.nni`` (an advisor's is the tuner), its
+    ``codeDirectory`` resolved against ``base`` (the config file's folder) when relative.
 
     Raises:
         ConfigError: naming any NNI field or value hyperlab does not support.
     """
+    advisor = data.get("advisor")
+    if isinstance(advisor, dict) and "className" in advisor and data.get("tuner"):
+        raise ConfigError(
+            f"config: advisor.className = {advisor['className']!r} proposes the trials, so "
+            "there is no tuner next to it (as in NNI); remove tuner"
+        )
     out: dict[str, Any] = {}
     trial: dict[str, Any] = {}
     gpus: dict[str, Any] = {}
@@ -187,20 +193,13 @@ _ALGORITHMS = ("tuner", "assessor", "advisor")
 _ADAPTERS = {
     "tuner": "hyperlab.compat.nni.custom:CustomTuner",
     "assessor": "hyperlab.compat.nni.custom:CustomAssessor",
+    "advisor": "hyperlab.compat.nni.advisor:CustomAdvisor",
 }
 
 
 def _custom(key: str, value: dict[str, Any], base: Path | None) -> dict[str, Any]:
-    """A user's own NNI tuner or assessor class (``className``, ``codeDirectory``,
-    ``classArgs``), run by the adapter of ``hyperlab.compat.nni.custom``."""
-    if key == "advisor":
-        raise ConfigError(
-            f"config: advisor.className = {value['className']!r}: NNI's custom advisors (a "
-            "MsgDispatcherBase subclass answering NNI's handle_* messages) are not supported by "
-            "hyperlab; write the search as an NNI Tuner (tuner.className) and the early "
-            "stopping as an NNI Assessor (assessor.className), or use the built-in advisors "
-            "Hyperband and BOHB by name"
-        )
+    """A user's own NNI tuner, assessor or advisor class (``className``, ``codeDirectory``,
+    ``classArgs``), run by its adapter in ``hyperlab.compat.nni`` (an advisor is the tuner)."""
     if "name" in value:
         raise ConfigError(
             f"config: {key} has both name ({value['name']!r}, a built-in) and className "
@@ -225,9 +224,10 @@ def _custom(key: str, value: dict[str, Any], base: Path | None) -> dict[str, Any
         raise ConfigError(f"config: {key}.codeDirectory must be a folder's path, got {folder!r}")
     if base is not None:
         folder = str((base / folder).resolve())
+    field = "tuner" if key == "advisor" else key  # an advisor proposes the trials
     out: dict[str, Any] = {
-        key: _ADAPTERS[key],
-        f"{key}_args": {"class_name": name, "code_directory": folder, "class_args": dict(args)},
+        field: _ADAPTERS[key],
+        f"{field}_args": {"class_name": name, "code_directory": folder, "class_args": dict(args)},
     }
     mode = args.get("optimize_mode")  # the class takes it too, as in NNI
     if mode in _MODES:

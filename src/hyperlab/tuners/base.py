@@ -19,6 +19,7 @@ from hyperlab.space import SearchSpace
 from hyperlab.trial import Mode, Trial
 
 __all__ = [
+    "NNI_ADVISOR_ADAPTER",
     "NNI_TUNER_ADAPTER",
     "TUNERS",
     "Tuner",
@@ -112,12 +113,16 @@ NNI_TUNER_ADAPTER = "hyperlab.compat.nni.custom:CustomTuner"
 """The adapter that runs a user's own NNI tuner class (``class MyTuner(nni.tuner.Tuner)``),
 found by its path (the NNI layer sits above the tuners)."""
 
+NNI_ADVISOR_ADAPTER = "hyperlab.compat.nni.advisor:CustomAdvisor"
+"""The adapter that runs a user's own NNI advisor class (``class MyAdvisor(MsgDispatcherBase)``,
+with ``handle_request_trial_jobs``) as the tuner."""
+
 
 def nni_tuner_class(tuner: object) -> type | None:
-    """The user's NNI tuner class that ``tuner`` is, or names by an unregistered
+    """The user's NNI tuner or advisor class that ``tuner`` is, or names by an unregistered
     ``"module:Class"`` path: a class with NNI's ``receive_trial_result`` and
-    ``generate_parameters`` (or ``generate_multiple_parameters``) that is no ``Tuner``; None
-    for anything else."""
+    ``generate_parameters`` (or ``generate_multiple_parameters``), or an advisor's
+    ``handle_request_trial_jobs``, that is no ``Tuner``; None for anything else."""
     if isinstance(tuner, str):
         if ":" not in tuner or tuner in TUNERS.names():
             return None
@@ -127,6 +132,8 @@ def nni_tuner_class(tuner: object) -> type | None:
             return None  # TUNERS.get says why
     if not isinstance(tuner, type) or issubclass(tuner, Tuner):
         return None
+    if hasattr(tuner, "handle_request_trial_jobs"):
+        return tuner
     proposes = hasattr(tuner, "generate_parameters") or hasattr(
         tuner, "generate_multiple_parameters"
     )
@@ -184,7 +191,8 @@ def create_tuner(
         tuner: A registered name, a ``"module:Class"`` path, a ``Tuner`` subclass, or an
             instance, which is used as it is (it must have been built for ``space`` and
             ``mode``; ``args`` must then be empty). A user's NNI tuner class (or its path)
-            runs through ``NNI_TUNER_ADAPTER``, built with ``args``.
+            runs through ``NNI_TUNER_ADAPTER``, an NNI advisor class through
+            ``NNI_ADVISOR_ADAPTER``, built with ``args``.
         space: The search space.
         mode: Which way values are better.
         seed: The tuner's seed (ignored for an instance, which has its own).
@@ -196,7 +204,8 @@ def create_tuner(
         return _check_instance(tuner, space, Mode(mode), args)
     nni_class = nni_tuner_class(tuner)
     if nni_class is not None:
-        adapter = TUNERS.get(NNI_TUNER_ADAPTER)
+        advisor = hasattr(nni_class, "handle_request_trial_jobs")
+        adapter = TUNERS.get(NNI_ADVISOR_ADAPTER if advisor else NNI_TUNER_ADAPTER)
         nni_args = {"class_name": class_path(nni_class), "class_args": dict(args or {})}
         return adapter(space, mode=mode, seed=seed, **nni_args)
     if isinstance(tuner, type):

@@ -48,9 +48,27 @@ from hyperlab.space import SearchSpace
 from hyperlab.trial import Mode, Report, Trial, TrialStatus
 from hyperlab.tuners.base import Tuner
 
-__all__ = ["CustomAssessor", "CustomTuner", "is_nni_assessor", "is_nni_tuner", "load_class"]
+__all__ = [
+    "CustomAssessor",
+    "CustomTuner",
+    "as_reported",
+    "build",
+    "is_nni_assessor",
+    "is_nni_tuner",
+    "load_class",
+]
 
-_SHIM_MODULES = ("tuner", "assessor", "utils", "recoverable", "trial")
+_SHIM_MODULES = (
+    "tuner",
+    "assessor",
+    "utils",
+    "recoverable",
+    "trial",
+    "runtime",
+    "runtime.msg_dispatcher_base",
+    "runtime.protocol",
+    "runtime.tuner_command_channel",
+)
 
 
 def is_nni_tuner(value: object) -> bool:
@@ -116,7 +134,9 @@ def load_class(field: str, class_name: str, code_directory: str | None) -> type:
     return found
 
 
-def _build(field: str, cls: type, class_args: dict[str, Any] | None) -> Any:
+def build(field: str, cls: type, class_args: dict[str, Any] | None) -> Any:
+    """An instance of ``cls`` built with ``class_args``; a ``ConfigError`` naming
+    ``field.class_args`` when the class refuses them."""
     try:
         return cls(**(class_args or {}))
     except TypeError as exc:
@@ -163,7 +183,7 @@ class CustomTuner(Tuner):
                 f"tuner.class_name: {class_name!r} is no NNI tuner (a subclass of "
                 "nni.tuner.Tuner with generate_parameters and receive_trial_result)"
             )
-        self.algorithm = _build("tuner", cls, class_args)
+        self.algorithm = build("tuner", cls, class_args)
         self._proposed: dict[int, Any] = {}  # parameter id -> the parameters it proposed
         self._sent: dict[int, Any] = {}  # what the tuner gave through st_callback
         self._started = False
@@ -257,7 +277,7 @@ class CustomAssessor(Assessor):
                 f"assessor.class_name: {class_name!r} is no NNI assessor (a subclass of "
                 "nni.assessor.Assessor with assess_trial)"
             )
-        self.algorithm = _build("assessor", cls, class_args)
+        self.algorithm = build("assessor", cls, class_args)
         self.verdicts = Verdicts()
         self._history: dict[int, list[Any]] = {}  # trial number -> its run's results
 

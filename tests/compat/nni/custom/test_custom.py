@@ -24,7 +24,6 @@ from hyperlab.assessors import Decision
 from hyperlab.cli import main
 from hyperlab.compat.nni.custom import CustomAssessor, CustomTuner
 from hyperlab.compat.nni.experiment import CustomAlgorithmConfig, Experiment
-from hyperlab.config import load_config
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
 from hyperlab.store import Store
@@ -244,15 +243,9 @@ def test_what_cannot_run_is_refused_naming_it(home: Path) -> None:
 
     config = write_config(home, home / "calls.jsonl", 2)
     data = yaml.safe_load(config.read_text())
-    data["advisor"] = {"className": "my_advisor.MyAdvisor", "codeDirectory": "."}
-    del data["tuner"]
-    config.write_text(yaml.safe_dump(data))
-    with pytest.raises(ConfigError, match=r"advisor\.className = 'my_advisor\.MyAdvisor': NNI's"):
-        load_config(config)
     with pytest.raises(ConfigError, match=r"tuner: an instance of the NNI tuner DemoTuner"):
         hyperlab.run(objective, SPACE, tuner=DemoTuner(str(home / "x")), max_trials=1)
     data["tuner"] = {"className": "demo_tuner.Nothing", "codeDirectory": str(ALGORITHMS)}
-    del data["advisor"]
     config.write_text(yaml.safe_dump(data))
     storage = f"sqlite:///{home / 'runs.db'}"
     assert main(["--storage", storage, "run", str(config)]) != 0

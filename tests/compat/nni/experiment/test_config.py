@@ -300,10 +300,6 @@ def test_start_refuses_what_hyperlab_cannot_build_before_anything_is_written(
         ),
         ({"tuner_gpu_indices": [0]}, r"config\.tuner_gpu_indices = \[0\] is not supported"),
         (
-            {"advisor": AlgorithmConfig(class_name="my.Advisor", code_directory=".")},
-            r"config\.advisor\.class_name = 'my\.Advisor' is not supported",
-        ),
-        (
             {"training_service": LocalConfig(reuse_mode=True)},
             r"config\.training_service\.reuse_mode = True is not supported",
         ),

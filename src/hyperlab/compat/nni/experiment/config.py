@@ -47,10 +47,9 @@ __all__ = ["AlgorithmConfig", "CustomAlgorithmConfig", "ExperimentConfig", "Loca
 class AlgorithmConfig(ConfigBase):
     """A tuner, assessor or advisor: a built-in one by ``name`` (``'TPE'``, ``'Medianstop'``...;
     any name of hyperlab's registries, ``'package.module:Class'`` included) and its
-    ``class_args``, or a user's own NNI tuner or assessor class by ``class_name``
+    ``class_args``, or a user's own NNI tuner, assessor or advisor class by ``class_name``
     (``'my_tuner.MyTuner'``) in ``code_directory`` (NNI's ``CustomAlgorithmConfig``), run by
-    ``hyperlab.compat.nni.custom``'s adapters. NNI's custom advisors are refused by
-    ``validate``.
+    the adapters of ``hyperlab.compat.nni.custom`` and ``hyperlab.compat.nni.advisor``.
     """
 
     name: str | None = None
@@ -292,15 +291,6 @@ def _algorithm(field: str, algorithm: AlgorithmConfig | None) -> dict[str, Any] 
             raise ConfigError(
                 f"config.{field}: give name ({algorithm.name!r}, a built-in) or class_name "
                 f"({algorithm.class_name!r}, your own class), not both"
-            )
-        if field == "advisor":
-            raise _refuse(
-                "advisor.class_name",
-                algorithm.class_name,
-                "NNI's custom advisors (MsgDispatcherBase subclasses answering NNI's handle_* "
-                "messages) have no equivalent; write the search as an NNI Tuner "
-                "(tuner.class_name) and the early stopping as an NNI Assessor "
-                "(assessor.class_name)",
             )
         folder = _folder(field, algorithm)
         block = {"className": algorithm.class_name, "codeDirectory": str(folder)}
