@@ -17,7 +17,9 @@ to hyperlab's reporting; elsewhere they behave like NNI's standalone mode: no pa
 a ``RuntimeWarning``), results logged, ids ``"STANDALONE"``.
 
 A user's own NNI tuner or assessor (``nni.tuner.Tuner``, ``nni.assessor.Assessor``, with
-``nni.utils`` and ``nni.NoMoreTrialError``) runs through ``hyperlab.compat.nni.custom``.
+``nni.utils`` and ``nni.NoMoreTrialError``) runs through ``hyperlab.compat.nni.custom``, an
+advisor (``nni.runtime.msg_dispatcher_base.MsgDispatcherBase``) through
+``hyperlab.compat.nni.advisor``.
 """
 
 from __future__ import annotations
