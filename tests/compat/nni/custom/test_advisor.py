@@ -142,8 +142,7 @@ def objective(params: dict[str, float]) -> float:
 
 
 def test_a_class_given_to_run_is_adapted_and_a_resume_replays_the_history(home: Path) -> None:
-    from demo_advisor import DemoAdvisor
-
+    DemoAdvisor = load_class("advisor", "demo_advisor.DemoAdvisor", str(ALGORITHMS))
     log = home / "calls.jsonl"
     storage = f"sqlite:///{home / 'runs.db'}"
     args = {"log": str(log), "seed": 7, "max_params": 5}
@@ -230,3 +229,30 @@ def test_an_advisor_recovers_earlier_parameter_ids_as_nni_s_recoverable_does() -
     assert advisor.is_created_in_previous_exp(4) and not advisor.is_created_in_previous_exp(5)
     assert not advisor.is_created_in_previous_exp(None)
     assert advisor.get_previous_param(2) == {"x": 0.1}
+
+
+def test_an_advisor_that_holds_trials_back_is_asked_again_as_trials_end(home: Path) -> None:
+    storage = f"sqlite:///{home / 'runs.db'}"
+    config = {
+        "searchSpace": {**SPACE, "round": {"_type": "choice", "_value": [1, 2]}},
+        "trialCommand": f"{shlex.quote(sys.executable)} round_trial.py",
+        "trialCodeDirectory": str(ALGORITHMS),
+        "trialConcurrency": 2,
+        "maxTrialNumber": 20,
+        "advisor": {
+            "codeDirectory": str(ALGORITHMS),
+            "className": "demo_advisor.RoundAdvisor",
+            "classArgs": {"size": 3, "rounds": 2},
+        },
+        "trainingService": {"platform": "local"},
+    }
+    path = home / "config.yml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["--storage", storage, "run", str(path)]) == 0
+    _, trials = stored(storage)
+    # round 2 was sent while trial 2 ran, none of it before round 1 ended, and asked for
+    # again when trials ended
+    assert [t.params["round"] for t in trials] == [1, 1, 1, 2, 2, 2]
+    assert all(t.status is TrialStatus.SUCCEEDED for t in trials)
+    first_round_end = max(t.finished_at or 0 for t in trials[:3])
+    assert all((t.started_at or 0) >= first_round_end for t in trials[3:])

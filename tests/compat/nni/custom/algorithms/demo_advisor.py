@@ -96,3 +96,50 @@ class KillingAdvisor(DemoAdvisor):
 
     def handle_report_metric_data(self, data):
         self._send(CommandType.KillTrialJob, json.dumps(self.target or data["trial_job_id"]))
+
+
+class RoundAdvisor(MsgDispatcherBase):
+    """Sends parameter sets in rounds of ``size``, the next round only once every trial of the
+    last one ended (as Hyperband's serial mode does, keeping a credit of the trials asked for
+    and not sent), ``rounds`` rounds in all, then ``NoMoreTrialJobs``."""
+
+    def __init__(self, size=3, rounds=2):
+        super().__init__()
+        self.size = size
+        self.rounds = rounds
+        self.round = 0
+        self.pending = []
+        self.running = 0
+        self.credit = 0
+        self.sent = 0
+
+    def handle_initialize(self, data):
+        self.pending = self._next_round()
+
+    def _next_round(self):
+        self.round += 1
+        return [{"x": (self.round * 10 + i) / 100} for i in range(self.size)]
+
+    def handle_request_trial_jobs(self, data):
+        self.credit += data
+        self._flush()
+
+    def _flush(self):
+        while self.credit and self.pending:
+            job = {"parameter_id": self.sent, "parameters": self.pending.pop(0)}
+            job["parameters"]["round"] = self.round
+            self.send(CommandType.NewTrialJob, json.dumps(job))
+            self.sent += 1
+            self.credit -= 1
+            self.running += 1
+        if self.credit and not self.pending and not self.running and self.round == self.rounds:
+            self.send(CommandType.NoMoreTrialJobs, "")
+
+    def handle_report_metric_data(self, data):
+        pass
+
+    def handle_trial_end(self, data):
+        self.running -= 1
+        if not self.running and not self.pending and self.round < self.rounds:
+            self.pending = self._next_round()
+        self._flush()
