@@ -91,6 +91,10 @@ HANG = 0.8
 """How long a timed-out ``hang`` trial sleeps: past the timeout, so a late end would show."""
 RETURN_SOON = 0.3
 """How long a stopped ``hang`` trial sleeps when its executor cannot interrupt it."""
+CLOSE_WAIT = 0.5
+"""Real seconds after ``close`` returns within which its trials' processes must be gone."""
+STARTING_WAIT = 10.0
+"""Real seconds an engine's process still starting after ``close`` has to take its title."""
 
 
 def behaviour_command(python: str = sys.executable) -> CommandTrial:
@@ -135,10 +139,17 @@ class ExecutorContract:
         pooled_processes: How the command lines of processes that the executor's engine
             keeps between trials begin (Ray's idle workers, ``ray::IDLE``, when the test
             itself started the cluster): they are not the trials' and may outlive ``close``.
+        starting_processes: Text in the command lines of the engine's processes while they
+            start, before they take the title that says what they are (Ray's workers run
+            ``default_worker.py`` until they become ``ray::IDLE`` or an actor): such a process
+            outliving ``close`` is judged once it took its title (``STARTING_WAIT`` at most).
+            Ray starts a worker for an actor before placing it: when ``close`` kills the
+            actor meanwhile, the worker joins the pool once it has started.
     """
 
     answers_requests: ClassVar[bool] = True
     pooled_processes: ClassVar[tuple[str, ...]] = ()
+    starting_processes: ClassVar[tuple[str, ...]] = ()
     runs_trials_in_poll: ClassVar[bool] = False
     timeout_needs_report: ClassVar[bool] = False
     interrupts_trials: ClassVar[bool] = True
@@ -382,17 +393,19 @@ class ExecutorContract:
 
     def _check_nothing_left(self, s: Session, seen: set[int]) -> None:
         assert s.executor.running == 0
-        deadline = time.monotonic() + 0.5
+        start = time.monotonic()
         while True:
+            lines = {pid: command_line(pid) for pid in seen | s.trial_pids() if is_alive(pid)}
             alive = {
-                pid
-                for pid in seen | s.trial_pids()
-                if is_alive(pid) and not command_line(pid).startswith(self.pooled_processes)
+                pid for pid, line in lines.items() if not line.startswith(self.pooled_processes)
             }
-            if not alive or time.monotonic() > deadline:
+            starting = any(part in lines[pid] for pid in alive for part in self.starting_processes)
+            took = time.monotonic() - start
+            if not alive or took > (STARTING_WAIT if starting else CLOSE_WAIT):
                 break
             time.sleep(0.02)
-        assert not alive, f"processes of the trials still run after close: {sorted(alive)}"
+        left = {pid: command_line(pid) for pid in sorted(alive)}
+        assert not alive, f"processes of the trials still run after close: {left}"
 
     def test_close_ends_running_trials_and_leaves_no_process(
         self, session: Callable[..., Session]
