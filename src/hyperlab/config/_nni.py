@@ -53,11 +53,14 @@ def translate_nni_config(data: dict[str, Any], *, base: Path | None = None) -> d
         ConfigError: naming any NNI field or value hyperlab does not support.
     """
     advisor = data.get("advisor")
-    if isinstance(advisor, dict) and "className" in advisor and data.get("tuner"):
-        raise ConfigError(
-            f"config: advisor.className = {advisor['className']!r} proposes the trials, so "
-            "there is no tuner next to it (as in NNI); remove tuner"
-        )
+    as_nni = {"tuner": "as in NNI", "assessor": "NNI ignores one, logging an error"}
+    for other, nni_does in as_nni.items():
+        if isinstance(advisor, dict) and "className" in advisor and data.get(other):
+            raise ConfigError(
+                f"config: advisor.className = {advisor['className']!r} proposes the trials "
+                f"and stops them, so there is no {other} next to it ({nni_does}); "
+                f"remove {other}"
+            )
     out: dict[str, Any] = {}
     trial: dict[str, Any] = {}
     gpus: dict[str, Any] = {}

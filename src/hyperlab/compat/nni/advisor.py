@@ -16,6 +16,10 @@ The adapter talks to the class as NNI's manager does, with NNI's messages:
   ``CommandType.NoMoreTrialJobs`` ends the search once the queue is empty. An advisor that
   sent nothing and did not say it has no more (Hyperband waiting for a round to end) is
   asked again after the next trial ends;
+- for each intermediate result (``hyperlab.report``, NNI's ``report_intermediate_result``),
+  as it comes: ``handle_report_metric_data({"parameter_id", "trial_job_id", "type":
+  "PERIODICAL", "sequence", "value"})``, ``sequence`` counting the run's results from 0 (as
+  NNI's trial does) and ``value`` JSON text as for the final result;
 - when a trial ends: ``handle_report_metric_data`` for its final result (when it
   succeeded): ``{"parameter_id", "trial_job_id", "type": "FINAL", "sequence": 0, "value"}``,
   ``value`` being JSON text as NNI passes it (the number, or the dict the trial reported);
@@ -24,17 +28,20 @@ The adapter talks to the class as NNI's manager does, with NNI's messages:
   (``SUCCEEDED``, ``FAILED``, ``EARLY_STOPPED``, ``USER_CANCELED``, ``SYS_CANCELED``);
 - imported results go to ``handle_import_data([{"parameter", "value"}])``.
 
-hyperlab gives a tuner the trials that ended, not their intermediate results as they come,
-so the advisor gets no ``PERIODICAL`` metric data and cannot stop a running trial:
-``CommandType.KillTrialJob`` for a trial that has already ended is ignored (as NNI's manager
-does), for any other it is an error naming NNI's Assessor (``assessor.className``, which may
-sit next to the advisor) as the way to stop trials early. ``SendTrialJobParameter``
-(multi-phase trials) is refused too.
+The adapter is also the experiment's assessor (as BOHB is), so no other assessor goes with it
+(NNI 3.0 ignores one next to an advisor, logging an error; hyperlab refuses it).
+``CommandType.KillTrialJob`` (with a trial job id) stops that trial at its next intermediate
+result, which is answered STOP: the trial ends EARLY_STOPPED, as a trial an assessor stopped
+does (NNI's manager cancels it, ``USER_CANCELED``), and the advisor gets its
+``handle_trial_end`` with that event. A kill of a trial that has already ended is ignored (as
+NNI's manager does); a trial that reports nothing more runs to its end.
+``SendTrialJobParameter`` (multi-phase trials) is refused.
 
 A resumed experiment builds a fresh instance and feeds it the history: ``load_checkpoint()``,
-``handle_initialize(space)``, then each ended trial in number order as above, its
-``hyper_params`` rebuilt as ``{"parameter_id": <trial number>, "parameter_source":
-"resumed", "parameters": ...}`` (the advisor's own ids are not stored).
+``handle_initialize(space)``, then each ended trial in number order as above (its
+intermediate results, then its final result and its end), its ``hyper_params`` rebuilt as
+``{"parameter_id": <trial number>, "parameter_source": "resumed", "parameters": ...}`` (the
+advisor's own ids are not stored).
 
 Trial job ids are hyperlab's trial ids (``<experiment>-<number>``).
 """
@@ -46,9 +53,10 @@ import json
 from collections import deque
 from typing import Any
 
+from hyperlab.assessors.base import Assessor, Decision, Verdicts
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
-from hyperlab.trial import Mode, Trial, TrialStatus
+from hyperlab.trial import Mode, Report, Trial, TrialStatus
 from hyperlab.tuners.base import Tuner
 
 from .custom import as_reported, build, load_class
@@ -72,8 +80,9 @@ def _command(command: Any) -> str:
     return str(getattr(command, "value", command))
 
 
-class CustomAdvisor(Tuner):
-    """A user's NNI advisor class, talked to in NNI's messages (see the module's docstring).
+class CustomAdvisor(Tuner, Assessor):
+    """A user's NNI advisor class, talked to in NNI's messages (see the module's docstring):
+    the experiment's tuner, and its assessor (intermediate results, kills).
 
     Args:
         space: The search space, given to ``handle_initialize`` as NNI's JSON.
@@ -85,6 +94,9 @@ class CustomAdvisor(Tuner):
         class_args: The class's constructor arguments.
     """
 
+    silent_trials_expected = True  # trials need not report intermediate results to it
+    space: SearchSpace  # the tuner's, never None
+
     def __init__(
         self,
         space: SearchSpace,
@@ -95,7 +107,8 @@ class CustomAdvisor(Tuner):
         code_directory: str | None = None,
         class_args: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(space, mode=mode, seed=seed)
+        Tuner.__init__(self, space, mode=mode, seed=seed)
+        Assessor.__init__(self, mode=mode, seed=self.seed, space=space)
         cls = load_class("advisor", class_name, code_directory)
         if not is_nni_advisor(cls):
             raise ConfigError(
@@ -107,6 +120,9 @@ class CustomAdvisor(Tuner):
         self._queue: deque[tuple[dict[str, Any], str]] = deque()  # sent, not yet a trial's
         self._given: dict[int, tuple[dict[str, Any], str]] = {}  # trial number -> what it got
         self._ended: set[str] = set()  # the ids of the trials that ended
+        self._killed: set[str] = set()  # the ids of the trials it asked to kill
+        self._sequences: dict[int, tuple[int, int]] = {}  # number -> (attempt, next sequence)
+        self.verdicts = Verdicts()
         self._no_more = False
         self._started = False
 
@@ -134,13 +150,8 @@ class CustomAdvisor(Tuner):
             raise RuntimeError(f"{name} reported an error: {data}")
         elif code == "KI":
             trial_job_id = json.loads(data) if isinstance(data, str) else data
-            if trial_job_id in self._ended:
-                return
-            raise NotImplementedError(
-                f"{name} sent KillTrialJob {data!r}: hyperlab gives an advisor a trial's "
-                "results when it ends, so it cannot stop a running trial; stop trials early "
-                "with an NNI Assessor (assessor.className) next to the advisor"
-            )
+            if trial_job_id not in self._ended:
+                self._killed.add(str(trial_job_id))
         elif code == "SP":
             raise NotImplementedError(
                 f"{name} sent SendTrialJobParameter: multi-phase trials are not supported "
@@ -183,7 +194,7 @@ class CustomAdvisor(Tuner):
     def observe(self, trial: Trial) -> None:
         """``handle_import_data`` for an imported result; else the trial's final result
         (``handle_report_metric_data``) and its end (``handle_trial_end``), as NNI's manager
-        sends them."""
+        sends them; for a trial of the history, its intermediate results first."""
         self._start(resumed=True)
         if trial.number < 0:  # an imported result
             self._call(
@@ -193,6 +204,7 @@ class CustomAdvisor(Tuner):
             return
         if trial.status is TrialStatus.PAUSED:
             return
+        self._ended.add(trial.id)  # a kill of it from here on is ignored
         job, text = self._given.pop(trial.number, (None, ""))
         if job is None:  # a trial of the experiment before it resumed
             job = {
@@ -201,8 +213,11 @@ class CustomAdvisor(Tuner):
                 "parameters": trial.params,
             }
             text = json.dumps(job)
+            if trial.number not in self._sequences:  # not run since: its stored reports
+                for report in trial.reports:
+                    self._periodical(trial, trial.number, report)
         base = {"parameter_id": job.get("parameter_id"), "trial_job_id": trial.id}
-        self._ended.add(trial.id)
+        self._sequences.pop(trial.number, None)
         if trial.status is TrialStatus.SUCCEEDED and trial.metrics:
             value = json.dumps(as_reported(trial.metrics))
             self._call(
@@ -222,3 +237,39 @@ class CustomAdvisor(Tuner):
     def requeued(self, trial: Trial) -> None:
         """On resume: nothing but the start (``load_checkpoint``, ``handle_initialize``)."""
         self._start(resumed=True)
+
+    def _periodical(self, trial: Trial, parameter_id: Any, report: Report) -> None:
+        """``handle_report_metric_data`` for ``report`` (PERIODICAL), numbered within its run."""
+        attempt, sequence = self._sequences.get(trial.number, (report.attempt, 0))
+        if attempt != report.attempt:  # a new run counts from 0, as NNI's trial does
+            sequence = 0
+        self._sequences[trial.number] = (report.attempt, sequence + 1)
+        data = {"parameter_id": parameter_id, "trial_job_id": trial.id, "type": "PERIODICAL"}
+        data |= {"sequence": sequence, "value": json.dumps(as_reported(report.metrics))}
+        self._call("handle_report_metric_data", data)
+
+    def on_start(self, trial: Trial, now: float) -> None:
+        """A run of the trial starts: it is judged again."""
+        self.verdicts.started(trial.number)
+
+    def on_report(self, trial: Trial, report: Report, now: float) -> Decision:
+        """The intermediate result to the advisor (PERIODICAL); STOP once it asked to kill
+        the trial, else CONTINUE. A replayed report of an ended trial went with its end."""
+        if trial.id in self._ended:
+            return Decision.CONTINUE
+        known = self.verdicts.known(trial.number, report.attempt)
+        if known is not None:
+            return known
+        self._start(resumed=False)
+        job, _ = self._given.get(trial.number, (None, ""))
+        parameter_id = trial.number if job is None else job.get("parameter_id")
+        self._periodical(trial, parameter_id, report)
+        if trial.id in self._killed:
+            self._killed.discard(trial.id)
+            return self.verdicts.stop(trial.number, report.attempt)
+        return Decision.CONTINUE
+
+    def on_end(self, trial: Trial, now: float) -> None:
+        """A trial ended: its decisions are done with (the advisor heard of it in
+        ``observe``)."""
+        self.verdicts.ended(trial)

@@ -1,8 +1,9 @@
 """A user's own NNI advisor, written as NNI's advisors (Hyperband, BOHB) are: a subclass of
 ``MsgDispatcherBase`` answering the dispatcher's ``handle_*`` commands and sending trials with
 ``send(CommandType.NewTrialJob, json)``. It proposes random parameter sets from each id's own
-seed, ``max_params`` of them, then sends ``NoMoreTrialJobs``. Each ``handle_*`` call is
-recorded, with its data, as one JSON line in the file ``log``.
+seed, ``max_params`` of them, then sends ``NoMoreTrialJobs``; with ``kill_below``, it kills a
+running trial (``KillTrialJob``, as Hyperband does) whose intermediate result is below it.
+Each ``handle_*`` call is recorded, with its data, as one JSON line in the file ``log``.
 
 With ``legacy=True`` it sends through ``nni.runtime.protocol.send``, as NNI 2's advisors did;
 otherwise through ``self.send``, as NNI 3.0's do.
@@ -26,8 +27,11 @@ def record(log, *call):
 
 
 class DemoAdvisor(MsgDispatcherBase):
-    def __init__(self, log, optimize_mode="maximize", seed=0, max_params=4, legacy=False):
+    def __init__(
+        self, log, optimize_mode="maximize", seed=0, max_params=4, legacy=False, kill_below=None
+    ):
         super().__init__()
+        self.kill_below = kill_below
         self.log = log
         self.optimize_mode = OptimizeMode(optimize_mode)
         self.seed = seed
@@ -75,6 +79,10 @@ class DemoAdvisor(MsgDispatcherBase):
             reward = extract_scalar_reward(json.loads(data["value"]))
             if self.best is None or reward > self.best:
                 self.best = reward
+        elif self.kill_below is not None:  # PERIODICAL
+            reward = extract_scalar_reward(json.loads(data["value"]))
+            if reward < self.kill_below:
+                self._send(CommandType.KillTrialJob, json.dumps(data["trial_job_id"]))
 
     def handle_trial_end(self, data):
         record(self.log, "handle_trial_end", data)
@@ -87,8 +95,8 @@ class DemoAdvisor(MsgDispatcherBase):
 
 
 class KillingAdvisor(DemoAdvisor):
-    """Asks to stop trial ``target`` (by default the trial whose result came) once a final
-    result came."""
+    """Asks to stop trial ``target`` (by default the trial whose result came) once a result
+    came."""
 
     def __init__(self, log, target=None, **kwargs):
         super().__init__(log, **kwargs)
