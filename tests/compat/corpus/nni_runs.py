@@ -17,6 +17,9 @@ from tests.compat.nni.experiment.conftest import environment, free_port
 from tests.server.nni_client import client_python
 
 TRIAL_SECONDS = "1.5"  # a trial's time, so that Medianstop sees trials still running
+LAUNCH_TIMEOUT = 480.0
+"""An NNI launch takes about 80 s on two idle cores (NNI's node manager starts first); three
+times as long was seen on a loaded machine. Only a hang should reach this bound."""
 
 
 def nni_on_hyperlab(source: str) -> str:
@@ -50,9 +53,21 @@ def nni_launch(launcher: str, folder: Path, *, real: bool) -> Run:
         path = os.pathsep.join([str(python.parent), os.environ.get("PATH", "")])
         base = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         env = {**base, "PATH": path, "HOME": str(home), "TRIAL_SECONDS": TRIAL_SECONDS}
-        return run([launcher, str(free_port())], target, python=str(python), env=env)
+        return run(
+            [launcher, str(free_port())],
+            target,
+            python=str(python),
+            env=env,
+            timeout=LAUNCH_TIMEOUT,
+        )
     env = environment(TRIAL_SECONDS=TRIAL_SECONDS)
-    return run([launcher, str(free_port())], target, python=sys.executable, env=env)
+    return run(
+        [launcher, str(free_port())],
+        target,
+        python=sys.executable,
+        env=env,
+        timeout=LAUNCH_TIMEOUT,
+    )
 
 
 def hyperlab_run_yaml(folder: Path) -> Run:
@@ -60,7 +75,7 @@ def hyperlab_run_yaml(folder: Path) -> Run:
     copy of the mnist folder; its RESULT built from the store as ``launch_yaml.py`` prints it."""
     target = copy_mnist(folder)
     env = environment(TRIAL_SECONDS=TRIAL_SECONDS, HYPERLAB_HOME=str(target / "hyperlab-home"))
-    done = run(["-m", "hyperlab", "run", "config.yml"], target, env=env)
+    done = run(["-m", "hyperlab", "run", "config.yml"], target, env=env, timeout=LAUNCH_TIMEOUT)
     if done.returncode != 0:
         return done
     with Store.open(str(target / "hyperlab-home" / "hyperlab.db")) as store:

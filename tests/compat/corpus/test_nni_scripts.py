@@ -23,7 +23,8 @@ from tests.compat.corpus.nni_runs import hyperlab_run_yaml, nni_launch
 from tests.compat.corpus.runner import Run
 from tests.compat.corpus.table import record
 
-pytestmark = pytest.mark.slow
+# a test runs hyperlab's launch and (once per launcher) NNI's: 80 s each on idle cores
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 STOPPED = {"EARLY_STOPPED", "USER_CANCELED"}
 LAUNCHERS = ["launch_api.py", "launch_yaml.py"]
