@@ -4,9 +4,11 @@ script prints one ``RESULT {...}`` line (JSON), read here."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -67,17 +69,25 @@ def run(
 ) -> Run:
     """``python ARGS`` in ``cwd``; its RESULT lines (the last one as ``result``)."""
     environment = {**os.environ, "HYPERLAB_HOME": str(cwd / "hyperlab-home"), **(env or {})}
-    try:
-        done = subprocess.run(
-            [python, *args],
-            cwd=cwd,
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        return Run(-9, None, f"timed out after {timeout:g} s", "", "")
+    # a session of its own, killed whole on a timeout: NNI's launcher starts a node manager
+    # that would outlive it
+    with subprocess.Popen(
+        [python, *args],
+        cwd=cwd,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return Run(-9, None, f"timed out after {timeout:g} s", "", "")
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     results = [
         json.loads(line.removeprefix("RESULT "))
         for line in done.stdout.splitlines()

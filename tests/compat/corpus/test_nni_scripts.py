@@ -87,6 +87,14 @@ def test_an_nni_style_experiment_agrees_with_nni(launcher: str, tmp_path: Path, 
         checked(ours)
         return
     real = on_nni("launch_yaml.py" if launcher == HYPERLAB_RUN else launcher)
+    if not real.ran:  # NNI itself did not finish: nothing to compare with
+        checked(ours)
+        record(request.config, "nni", launcher, ran=ours.ran, agrees=None, note=real.error)
+        pytest.skip(
+            f"NNI 3.0 itself did not finish this run ({real.error}); seen: its TPE "
+            "raising KeyError in receive_trial_result after Medianstop, which ends "
+            "its dispatcher and leaves the experiment running forever"
+        )
     why = ours.error
     try:
         compare(checked(ours), checked(real))
