@@ -59,6 +59,17 @@ def first_error(stderr: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
+def _kill_started_in(folder: Path) -> None:
+    """Kill every process whose command line names ``folder`` (what a timed-out run started
+    outside its session: NNI's node manager, given its experiments directory there). The
+    pipes are not read after a timeout, so a survivor holding them cannot hang the test."""
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError, ValueError):
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            if str(folder) in command and int(entry.name) != os.getpid():
+                os.kill(int(entry.name), signal.SIGKILL)
+
+
 def run(
     args: list[str],
     cwd: Path,
@@ -85,7 +96,9 @@ def run(
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+            # NNI's node manager leaves the session; its home is beside the script's folder
+            _kill_started_in(cwd.parent)
+            proc.wait()
             return Run(-9, None, f"timed out after {timeout:g} s", "", "")
     done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     results = [
