@@ -51,10 +51,11 @@ def stopped(result: dict[str, Any]) -> int:
 
 
 def compare(ours: dict[str, Any], real: dict[str, Any]) -> None:
-    """TPE's random start differs (so does how many trials Medianstop stops: 1 to 7 of 10 seen
-    on both): the trials are as many, and Medianstop stopped some on both, never all."""
+    """TPE's random start differs, and so does how many trials Medianstop stops (0 to 7 of 10
+    seen on NNI, 1 to 7 on hyperlab): the trials are as many, and neither stopped them all
+    (``check`` has each stopped trial stopped from Medianstop's start step on)."""
     assert ours["trials"] == real["trials"]
-    assert 1 <= stopped(ours) < 10 and 1 <= stopped(real) < 10, (stopped(ours), stopped(real))
+    assert stopped(ours) < 10 and stopped(real) < 10, (stopped(ours), stopped(real))
 
 
 def checked(run: Run) -> dict[str, Any]:
