@@ -95,6 +95,8 @@ TUNERS: Registry[Tuner] = Registry(
         "gp": "hyperlab.tuners._gp:GPTuner",
         "cmaes": "hyperlab.tuners._cmaes:CMAESTuner",
         "bohb": "hyperlab.tuners._bohb:BOHB",
+        "nsga2": "hyperlab.tuners._nsga:NSGAIITuner",
+        "nsga3": "hyperlab.tuners._nsga:NSGAIIITuner",
     },
     aliases={
         "Random": "random",
@@ -104,6 +106,8 @@ TUNERS: Registry[Tuner] = Registry(
         "Evolution": "evolution",
         "GPTuner": "gp",
         "BOHB": "bohb",
+        "NSGAII": "nsga2",
+        "NSGAIII": "nsga3",
     },
 )
 """Tuner names for ``tuner=``: hyperlab's, NNI's spellings, and users' own (``register_tuner``)."""
