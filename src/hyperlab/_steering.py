@@ -141,7 +141,7 @@ def new_space(record: ExperimentRecord, space: Any) -> SearchSpace:
         )
     options = record.options
     create_tuner(
-        options.tuner, parsed, mode=options.mode, seed=record.seed, args=options.tuner_args
+        options.tuner, parsed, mode=options.modes, seed=record.seed, args=options.tuner_args
     )
     return parsed
 

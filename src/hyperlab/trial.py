@@ -112,8 +112,13 @@ class Mode(str, enum.Enum):
         )
 
     def best(self, trials: Iterable[Trial]) -> Trial | None:
-        """The SUCCEEDED trial with the best value (the earliest among equals), or None."""
-        done = [t for t in trials if t.status is TrialStatus.SUCCEEDED and t.value is not None]
+        """The feasible SUCCEEDED trial with the best value (the earliest among equals), or
+        None."""
+        done = [
+            t
+            for t in trials
+            if t.status is TrialStatus.SUCCEEDED and t.value is not None and t.feasible
+        ]
         return self.ranked(done)[0] if done else None
 
     def __str__(self) -> str:
@@ -160,6 +165,12 @@ class Trial:
         phases: Its later phases, when it is a multi-phase NNI trial (one that called
             ``nni.get_next_parameter()`` again), by index; the trial itself is phase 0.
             Filled by the store's reads; the driver's own records leave it empty.
+        values: Every objective's value, in the order of the experiment's ``metric`` list,
+            when it has several objectives (``value`` is then the first); None otherwise,
+            and until the trial has them.
+        constraints: The values of the experiment's constraints for its result, each
+            feasible when ``<= 0`` (Optuna's ``constraints_func`` convention); None when the
+            experiment has none or the trial has no result.
     """
 
     experiment_id: str
@@ -178,6 +189,28 @@ class Trial:
     parent: int | None = None
     source: str | None = None
     phases: tuple[Phase, ...] = ()
+    values: tuple[float, ...] | None = None
+    constraints: tuple[float, ...] | None = None
+
+    @property
+    def objectives(self) -> tuple[float, ...] | None:
+        """Every objective value: ``values`` with several objectives, ``(value,)`` with one,
+        None while the trial has none."""
+        if self.values is not None:
+            return self.values
+        return None if self.value is None else (self.value,)
+
+    @property
+    def feasible(self) -> bool:
+        """True unless a constraint is violated (a trial without constraints is feasible)."""
+        return self.constraints is None or all(c <= 0.0 for c in self.constraints)
+
+    @property
+    def violation(self) -> float:
+        """How far the trial is from feasible: the sum of its positive constraint values."""
+        if self.constraints is None:
+            return 0.0
+        return float(sum(c for c in self.constraints if c > 0.0))
 
     @property
     def id(self) -> str:
@@ -205,6 +238,11 @@ class Trial:
             "duration": self.duration,
             "error": self.error,
         }
+        if self.values is not None:
+            row.update({f"values_{i}": v for i, v in enumerate(self.values)})
+        if self.constraints is not None:
+            row.update({f"constraints_{i}": c for i, c in enumerate(self.constraints)})
+            row["feasible"] = self.feasible
         row.update({f"params.{k}": v for k, v in flatten_params(self.params).items()})
         row.update({f"metrics.{k}": v for k, v in self.metrics.items()})
         return row

@@ -51,6 +51,8 @@ def test_a_version_4_store_is_migrated_to_version_5(persistent_storage: str) -> 
     engine = create_engine(resolve_storage(persistent_storage).url)
     with engine.begin() as conn:  # back to version 4, as the previous hyperlab wrote it
         conn.execute(text("ALTER TABLE experiments DROP COLUMN environment"))
+        for column in ("objective_values", "constraint_values", "violation"):  # version 7's
+            conn.execute(text(f"ALTER TABLE trials DROP COLUMN {column}"))
         conn.execute(text("UPDATE hyperlab_meta SET value = '4' WHERE key = 'schema_version'"))
     engine.dispose()
     assert "environment" not in _columns(persistent_storage)

@@ -173,6 +173,8 @@ def test_a_version_1_store_is_migrated_when_first_opened(persistent_storage: str
         conn.execute(text("ALTER TABLE experiments DROP COLUMN server_url"))
         conn.execute(text("ALTER TABLE controls DROP COLUMN trial"))
         conn.execute(text("ALTER TABLE experiments DROP COLUMN environment"))  # version 5's
+        for column in ("objective_values", "constraint_values", "violation"):  # version 7's
+            conn.execute(text(f"ALTER TABLE trials DROP COLUMN {column}"))
         conn.execute(text("DROP TABLE imported"))
         conn.execute(
             text("UPDATE experiments SET config = :c"),

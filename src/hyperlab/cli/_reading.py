@@ -120,7 +120,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         "status": record.shown_status,
         "trials": ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none yet",
         "imported": f"{len(store.get_imported(record.id))} results (fed to the tuner)",
-        "objective": f"{options.metric or 'default'} ({options.mode})",
+        "objective": f"{options.first_metric or 'default'} ({options.first_mode})",
         "tuner": f"{options.tuner} {json.dumps(options.tuner_args)}",
         "assessor": (
             "none"
@@ -181,12 +181,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         console.print("  environment")
         for line in environment:
             console.print(f"    {line}")
-    top = [t for t in options.mode.ranked(trials) if t.value is not None][:10]
+    top = [t for t in options.first_mode.ranked(trials) if t.value is not None][:10]
     if top:
         console.print(trial_table(top, title="top 10 trials"))
     best = sorted(
         (p for p in phases if p.value is not None),
-        key=lambda p: (options.mode.sign * p.value, p.number, p.index),
+        key=lambda p: (options.first_mode.sign * p.value, p.number, p.index),
     )[:10]
     if best:
         console.print(_phase_table(best, title="top 10 later phases"))
@@ -205,7 +205,7 @@ def cmd_trials(args: argparse.Namespace) -> int:
         wanted = status_option(args.status, TrialStatus)
         trials = [t for t in trials if t.status.value == wanted]
     if args.sort == "metric":
-        trials = record.options.mode.ranked(trials)
+        trials = record.options.first_mode.ranked(trials)
     elif args.sort == "duration":
         trials = sorted(trials, key=lambda t: -(t.duration or 0.0))
     if args.limit is not None:

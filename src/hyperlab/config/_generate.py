@@ -64,12 +64,12 @@ the one definition of the options; tests/config/test_options_once.py checks it i
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 from hyperlab.assessors.base import Assessor
 from hyperlab.config import GpuConfig
-from hyperlab.trial import Mode
+from hyperlab.trial import Mode, Trial
 from hyperlab.tuners.base import Tuner
 
 __all__ = ["ExecutorArgs", "Options"]

@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from hyperlab.config._constraints import parse_constraint
 from hyperlab.config._ranges import (
     DEFAULT_MAX_LOG_BYTES,
     DEFAULT_STORE_OUTAGE,
@@ -197,11 +198,42 @@ class ExperimentOptions(BaseModel):
     name: Annotated[str | None, Doc("string", "str | None")] = Field(
         default=None, description="shown by `hyperlab ls` and `show`"
     )
-    metric: Annotated[str | None, Doc("string", "str | None", "`default` or the only metric")] = (
-        Field(default=None, description="which reported metric is the objective")
+    metric: Annotated[
+        str | tuple[str, ...] | None,
+        Doc(
+            "string, or a list of strings (several objectives)",
+            "str | Sequence[str] | None",
+            "`default` or the only metric",
+        ),
+    ] = Field(
+        default=None,
+        description="which reported metric is the objective; a list of several names makes a "
+        "multi-objective experiment (see [multiobjective.md](multiobjective.md)) whose trials "
+        "report every one of them",
     )
-    mode: Annotated[Mode, Doc("`min` or `max`", 'Mode | Literal["min", "max"]')] = Field(
-        default=Mode.MIN, description="which way is better"
+    mode: Annotated[
+        Mode | tuple[Mode, ...],
+        Doc(
+            "`min` or `max`, or a list of them (one per metric)",
+            'Mode | Literal["min", "max"] | Sequence[Mode | Literal["min", "max"]]',
+        ),
+    ] = Field(
+        default=Mode.MIN,
+        description="which way is better; with several metrics a list of as many, or one "
+        "direction for all of them",
+    )
+    constraints: Annotated[
+        tuple[str, ...] | None,
+        Doc(
+            "list of strings such as `latency_ms <= 50`",
+            "Sequence[str] | Callable[[Trial], Sequence[float]] | None",
+        ),
+    ] = Field(
+        default=None,
+        description="limits a trial must meet to count (`metric <= number`, `>=`, `<`, `>`); "
+        "an infeasible trial is stored with its violation and is never the best nor on the "
+        "Pareto front; in Python also a function of the finished `Trial` returning floats, "
+        "each `<= 0` when met (Optuna's `constraints_func`)",
     )
     tuner: Annotated[str, Doc("name or `{name, args}`", "str | type[Tuner] | Tuner")] = Field(
         default="auto",
@@ -413,6 +445,72 @@ class ExperimentOptions(BaseModel):
     def _path(cls, value: Any) -> Any:
         return os.fspath(value) if isinstance(value, os.PathLike) else value
 
+    @field_validator("metric", mode="before")
+    @classmethod
+    def _metric(cls, value: Any) -> Any:
+        return _names("metric", value)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _mode(cls, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            if not value:
+                raise ValueError("mode: expected 'min', 'max' or a list of them, got []")
+            return tuple(value)
+        return value
+
+    @field_validator("constraints", mode="before")
+    @classmethod
+    def _constraints(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, (list, tuple)):
+            for text in value:
+                parse_constraint(text)  # ValueError naming it when it does not parse
+            return tuple(value) or None
+        return value
+
+    @model_validator(mode="after")
+    def _objectives(self) -> ExperimentOptions:
+        n = len(self.metric) if isinstance(self.metric, tuple) else 1
+        if isinstance(self.mode, tuple) and len(self.mode) != n:
+            names = list(self.metric) if isinstance(self.metric, tuple) else self.metric
+            raise ValueError(
+                f"mode: {len(self.mode)} directions {[m.value for m in self.mode]} for {n} "
+                f"metric(s) {names!r}; give one per metric, in the same order"
+            )
+        if n == 1 and isinstance(self.mode, tuple):
+            object.__setattr__(self, "mode", self.mode[0])
+        if n > 1 and isinstance(self.mode, Mode):
+            object.__setattr__(self, "mode", (self.mode,) * n)
+        return self
+
+    @property
+    def multi_objective(self) -> bool:
+        """True when the experiment has several objectives (``metric`` is a list)."""
+        return isinstance(self.metric, tuple)
+
+    @property
+    def metrics(self) -> tuple[str | None, ...]:
+        """The objectives' metric names, in order (``(None,)`` when ``metric`` is unset)."""
+        return self.metric if isinstance(self.metric, tuple) else (self.metric,)
+
+    @property
+    def modes(self) -> tuple[Mode, ...]:
+        """Each objective's direction, in the order of ``metrics``."""
+        return self.mode if isinstance(self.mode, tuple) else (self.mode,)
+
+    @property
+    def first_metric(self) -> str | None:
+        """The first objective's metric name: NNI's ``default`` metric, the one a
+        single-objective part (a schedule, a sort) reads."""
+        return self.metrics[0]
+
+    @property
+    def first_mode(self) -> Mode:
+        """The first objective's direction."""
+        return self.modes[0]
+
     @field_validator("tuner_args", "assessor_args", mode="before")
     @classmethod
     def _args(cls, value: Any) -> Any:
@@ -432,7 +530,7 @@ class ExperimentOptions(BaseModel):
         or None to keep their newest."""
         if self.checkpoint_score is None:
             return None
-        return self.checkpoint_score, (self.checkpoint_score_mode or self.mode).value
+        return self.checkpoint_score, (self.checkpoint_score_mode or self.first_mode).value
 
     @field_validator("fail_fast")
     @classmethod
@@ -443,3 +541,18 @@ class ExperimentOptions(BaseModel):
                 f"got {value!r}"
             )
         return value
+
+
+def _names(field: str, value: Any) -> Any:
+    """A list of metric names as a tuple (one name alone as the name), checked."""
+    if not isinstance(value, (list, tuple)):
+        return value
+    names = list(value)
+    if not names:
+        raise ValueError(f"{field}: expected a metric name or a list of them, got []")
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{field}: expected metric names, got {name!r} in {names}")
+        if names.count(name) > 1:
+            raise ValueError(f"{field}: {name!r} appears twice in {names}")
+    return names[0] if len(names) == 1 else tuple(names)

@@ -56,6 +56,10 @@ class Registry(Generic[T]):
         """Every accepted name: registered names first, then aliases, each sorted."""
         return sorted(self._entries) + sorted(self._aliases)
 
+    def registered(self) -> list[str]:
+        """The registered names alone (no aliases), sorted."""
+        return sorted(self._entries)
+
     def name_of(self, cls: type) -> str | None:
         """The name ``cls`` is registered under, or None; imports nothing new."""
         for name, entry in self._entries.items():

@@ -31,6 +31,7 @@ from hyperlab.experiment._controls import Change, Situation, decide
 from hyperlab.experiment._flow import TrialFlow
 from hyperlab.experiment._history import imported_trial
 from hyperlab.experiment._keeper import LeaseKeeper
+from hyperlab.experiment._objective import ConstraintsFunc
 from hyperlab.experiment._progress import make_progress
 from hyperlab.experiment._resume import adopt_orphans, still_queued
 from hyperlab.experiment._scheduling import Verdict
@@ -85,6 +86,7 @@ class Driver(TrialFlow):
         executor: Executor,
         *,
         assessor: Assessor | None = None,
+        constraints: ConstraintsFunc | None = None,
         history: list[Trial] | None = None,
         experiment_dir: Path,
         progress: bool | float | None = False,
@@ -100,6 +102,7 @@ class Driver(TrialFlow):
             tuner,
             executor,
             assessor=assessor,
+            constraints=constraints,
             history=history or [],
             trials_dir=str(experiment_dir / "trials"),
             clock=clock,

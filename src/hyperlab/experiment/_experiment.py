@@ -90,9 +90,9 @@ class Experiment(Requests):
         ``hyperlab.Research``."""
         chosen_id = None if id is None else check_id(id)
         hooks = check_callbacks(callbacks)
-        checked, tuner, assessor = check_options(options, research)
+        checked, tuner, assessor, constraints = check_options(options, research)
         space = SearchSpace.coerce(space)
-        parts = new_parts(checked, space, objective, tuner, assessor)
+        parts = new_parts(checked, space, objective, tuner, assessor, constraints)
         store = Store.open(storage)
         files = store.files_dir()
         if parts.options.working_dir is None and files is not None:  # beside a SQLite file
@@ -107,7 +107,7 @@ class Experiment(Requests):
             parts,
             space,
             objective,
-            instances(tuner, assessor),
+            instances(tuner, assessor, constraints),
         )
         self._setup(store, record, parts, None, progress, storage, hooks)
         code_dir = (  # where its git state is read: a command's folder, a research's
@@ -138,6 +138,7 @@ class Experiment(Requests):
         self._tuner = parts.tuner
         self._assessor = parts.assessor
         self._executor = parts.executor
+        self._constraints = parts.constraints
         self._history = history
         self._progress = progress
         self._callbacks = callbacks
@@ -306,6 +307,7 @@ class Experiment(Requests):
                 self._tuner,
                 self._executor,
                 assessor=self._assessor,
+                constraints=self._constraints,
                 history=self._history or [],
                 experiment_dir=folder,
                 progress=self._progress,

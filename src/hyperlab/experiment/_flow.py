@@ -35,7 +35,7 @@ from hyperlab.experiment._clock import Clock
 from hyperlab.experiment._failures import FailureWatch
 from hyperlab.experiment._fatal import FatalFailure
 from hyperlab.experiment._history import Retuned, retune
-from hyperlab.experiment._objective import ObjectiveRule
+from hyperlab.experiment._objective import ConstraintsFunc, ObjectiveRule
 from hyperlab.experiment._outage import StoreOutage
 from hyperlab.experiment._phases import Phases
 from hyperlab.experiment._records import TrialRecords
@@ -71,6 +71,7 @@ class TrialFlow(ABC):
         executor: Executor,
         *,
         assessor: Assessor | None,
+        constraints: ConstraintsFunc | None = None,
         history: list[Trial],
         trials_dir: str,
         clock: Clock,
@@ -119,7 +120,9 @@ class TrialFlow(ABC):
         self.fatal: FatalFailure | None = None  # continue_on_failure=False ended it there
         self.callbacks = CallbackRunner(callbacks, record.id)
         self.status = record.status
-        self.rule = ObjectiveRule.of(options)  # a trial's metrics as stored, its objective value
+        self.rule = ObjectiveRule.of(
+            options, constraints
+        )  # a trial's metrics as stored, its objective value
         self.phases = Phases(store, self.id, self.rule, self._may_propose)  # multi-phase trials
         self.asked: dict[int, set[str]] = {}  # the names each running trial asked for
         for trial in took.ended:
@@ -296,9 +299,11 @@ class TrialFlow(ABC):
             metrics = self._stored_metrics(trial, event)
             if metrics is None:
                 return
-            value, error = self.rule.value(metrics)
+            value, values, error = self.rule.outcome(metrics)
             status = TrialStatus.SUCCEEDED if error is None else TrialStatus.FAILED
-            self._finish(trial, status, event.time, value=value, metrics=metrics, error=error)
+            self._finish(
+                trial, status, event.time, value=value, values=values, metrics=metrics, error=error
+            )
         elif isinstance(event, Failed):
             self._finish(
                 trial, TrialStatus.FAILED, event.time, error=event.error, exception=event.exception
@@ -312,11 +317,17 @@ class TrialFlow(ABC):
             metrics = self._stored_metrics(trial, event)
             if metrics is None:
                 return
-            value = None
+            value = values = None
             if verdict.status is TrialStatus.EARLY_STOPPED:  # the tuner sees its last value
-                value = self.rule.value(metrics)[0]
+                value, values, _ = self.rule.outcome(metrics)
             self._finish(
-                trial, verdict.status, event.time, value=value, metrics=metrics, error=verdict.error
+                trial,
+                verdict.status,
+                event.time,
+                value=value,
+                values=values,
+                metrics=metrics,
+                error=verdict.error,
             )
 
     def _on_request(self, trial: Trial, request: Requested) -> None:
@@ -423,18 +434,31 @@ class TrialFlow(ABC):
         when: float,
         *,
         value: float | None = None,
+        values: tuple[float, ...] | None = None,
         metrics: dict[str, Any] | None = None,
         error: str | None = None,
         exception: BaseException | None = None,
     ) -> None:
         """Record how ``trial`` ended (or paused) and tell the tuner, the assessor, the
-        failure rules and the callbacks; ``exception`` is what a FAILED trial raised."""
+        failure rules and the callbacks; ``exception`` is what a FAILED trial raised. A trial
+        with objective values is judged by the constraints (``ObjectiveRule``): one they
+        cannot be computed for fails, naming why."""
         params = trial.params
         if self.asked and status is not TrialStatus.PAUSED:  # it keeps them until it ends
             params = self.by_run.used(params, self.asked.pop(trial.number, None))
         trial = self.records.ended(
-            trial, params, status, when, value=value, metrics=metrics or {}, error=error
+            trial,
+            params,
+            status,
+            when,
+            value=value,
+            values=values,
+            metrics=metrics or {},
+            error=error,
         )
+        if trial.value is not None and status is not TrialStatus.PAUSED:
+            trial = self._constrained(trial)
+            status = trial.status
         del self.active[trial.number]
         reported = trial.number in self.reported
         if status is not TrialStatus.PAUSED:  # it paused on a report: it stays a reporter
@@ -464,11 +488,25 @@ class TrialFlow(ABC):
                 self.fatal = FatalFailure(trial, exception)
             self._end(ExperimentStatus.ERROR, TrialStatus.SYS_CANCELED)
 
+    def _constrained(self, trial: Trial) -> Trial:
+        """``trial`` with its constraint values; a SUCCEEDED one FAILED naming why they cannot
+        be had (an early-stopped one keeps none)."""
+        found, error = self.rule.constraint_values(trial)
+        if error is not None and trial.status is not TrialStatus.SUCCEEDED:
+            return trial
+        if error is not None:
+            return replace(trial, status=TrialStatus.FAILED, value=None, values=None, error=error)
+        return trial if found is None else replace(trial, constraints=found)
+
     def _count(self, trial: Trial) -> None:
         self.counts["finished"] += 1
         if trial.status is TrialStatus.FAILED:
             self.counts["failed"] += 1
-        if trial.value is not None and self.options.mode.better(trial.value, self.best):
+        if (
+            trial.value is not None
+            and trial.feasible
+            and self.options.first_mode.better(trial.value, self.best)
+        ):
             self.best = trial.value
 
     # ---- ending ---------------------------------------------------------------------------

@@ -41,7 +41,14 @@ def fresh_tuner(options: ExperimentOptions, seed: int, space: SearchSpace) -> Tu
     Raises:
         ConfigError, SearchSpaceError: the tuner refuses ``space`` (a grid of a continuous one).
     """
-    return create_tuner(options.tuner, space, mode=options.mode, seed=seed, args=options.tuner_args)
+    return create_tuner(
+        options.tuner,
+        space,
+        mode=options.modes,
+        seed=seed,
+        args=options.tuner_args,
+        constrained=options.constraints is not None,
+    )
 
 
 def feed_history(

@@ -8,12 +8,12 @@ the one definition of the options; tests/config/test_options_once.py checks it i
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 from hyperlab.assessors.base import Assessor
 from hyperlab.config import GpuConfig
-from hyperlab.trial import Mode
+from hyperlab.trial import Mode, Trial
 from hyperlab.tuners.base import Tuner
 
 __all__ = ["ExecutorArgs", "Options"]
@@ -55,11 +55,19 @@ class Options(TypedDict, total=False):
     name: str | None
     """Shown by ``hyperlab ls`` and ``show``."""
 
-    metric: str | None
-    """Which reported metric is the objective."""
+    metric: str | Sequence[str] | None
+    """Which reported metric is the objective; a list of several names makes a multi-objective
+    experiment (see multiobjective.md) whose trials report every one of them."""
 
-    mode: Mode | Literal["min", "max"]
-    """Which way is better."""
+    mode: Mode | Literal["min", "max"] | Sequence[Mode | Literal["min", "max"]]
+    """Which way is better; with several metrics a list of as many, or one direction for all of
+    them."""
+
+    constraints: Sequence[str] | Callable[[Trial], Sequence[float]] | None
+    """Limits a trial must meet to count (``metric <= number``, ``>=``, ``<``, ``>``); an
+    infeasible trial is stored with its violation and is never the best nor on the Pareto front;
+    in Python also a function of the finished ``Trial`` returning floats, each ``<= 0`` when met
+    (Optuna's ``constraints_func``)."""
 
     tuner: str | type[Tuner] | Tuner
     """The tuner (see tuners.md): a name (``auto`` picks by the space and the trials so far;

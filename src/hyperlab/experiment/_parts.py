@@ -25,6 +25,7 @@ from hyperlab.config import (
 from hyperlab.errors import ConfigError
 from hyperlab.executors.base import Executor
 from hyperlab.experiment._keywords import Options
+from hyperlab.experiment._objective import ConstraintsFunc
 from hyperlab.experiment._setup import (
     check_round_trips,
     make_assessor,
@@ -63,13 +64,20 @@ class Parts:
     tuner: Tuner
     assessor: Assessor | None
     executor: Executor
+    constraints: ConstraintsFunc | None = None
 
 
 def check_options(
     options: Mapping[str, Any], research: ResearchOptions | Mapping[str, Any] | None = None
-) -> tuple[ExperimentOptions, str | type[Tuner] | Tuner, str | type[Assessor] | Assessor | None]:
+) -> tuple[
+    ExperimentOptions,
+    str | type[Tuner] | Tuner,
+    str | type[Assessor] | Assessor | None,
+    ConstraintsFunc | None,
+]:
     """The keyword options of ``run`` and ``Experiment`` (``Options``) validated, with the
-    tuner and assessor as given (names, classes or instances, which the options name).
+    tuner and assessor as given (names, classes or instances, which the options name), and
+    ``constraints`` when given as a function (the options then hold none).
 
     ``executor_args`` is checked on its own, so its errors name ``executor_args.<option>``; an
     executor option given as a keyword of its own (the form before ``executor_args``) is
@@ -83,6 +91,11 @@ def check_options(
     given = check_keywords(options)
     tuner = given.pop("tuner", "auto")
     assessor = given.pop("assessor", None)
+    constraints = given.get("constraints")
+    if callable(constraints):
+        del given["constraints"]
+    else:
+        constraints = None
     executor = validate_executor_args(given.pop("executor_args", None))
     for name in executor_fields():
         if name not in given:
@@ -106,7 +119,7 @@ def check_options(
         else assessor_name(type(assessor) if isinstance(assessor, Assessor) else assessor),
         research=research,
     )
-    return checked, tuner, assessor
+    return checked, tuner, assessor, constraints
 
 
 def check_keywords(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -137,8 +150,10 @@ def new_parts(
     objective: Callable[..., Any],
     tuner: str | type[Tuner] | Tuner,
     assessor: str | type[Assessor] | Assessor | None,
+    constraints: ConstraintsFunc | None = None,
 ) -> Parts:
-    """The parts of a new experiment, each checked against the others.
+    """The parts of a new experiment, each checked against the others; ``constraints`` is
+    a constraints function given in Python.
 
     Raises:
         ConfigError: a tuner, assessor or executor that cannot be built from the options, an
@@ -149,12 +164,19 @@ def new_parts(
         options = options.model_copy(update={"working_dir": str(folder)})
     seed = random_seed() if options.seed is None else options.seed
     options = options.model_copy(update={"seed": seed})
-    tuner_obj = create_tuner(tuner, space, mode=options.mode, seed=seed, args=options.tuner_args)
+    tuner_obj = create_tuner(
+        tuner,
+        space,
+        mode=options.modes,
+        seed=seed,
+        args=options.tuner_args,
+        constrained=options.constraints is not None or constraints is not None,
+    )
     assessor_obj = make_assessor(options, tuner_obj, assessor)
     options = with_budget(options, tuner_obj)
     executor = make_executor(options, objective)
     check_round_trips(options, assessor_obj, executor)
-    return Parts(options, tuner_obj, assessor_obj, executor)
+    return Parts(options, tuner_obj, assessor_obj, executor, constraints)
 
 
 def stored_parts(
@@ -163,16 +185,21 @@ def stored_parts(
     """The parts of a stored experiment, with ``options`` (its own, perhaps changed): its
     tuner and assessor as they were given (instances as they were before the first trial),
     fresh."""
-    tuner, assessor = stored_instances(record)
+    tuner, assessor, constraints = stored_instances(record)
     if tuner is None:
         space = SearchSpace.from_nni(record.space)
         tuner = create_tuner(
-            options.tuner, space, mode=options.mode, seed=record.seed, args=options.tuner_args
+            options.tuner,
+            space,
+            mode=options.modes,
+            seed=record.seed,
+            args=options.tuner_args,
+            constrained=options.constraints is not None or constraints is not None,
         )
     assessor_obj = make_assessor(options, tuner, assessor or options.assessor)
     executor = make_executor(options, objective)
     check_round_trips(options, assessor_obj, executor)
-    return Parts(with_budget(options, tuner), tuner, assessor_obj, executor)
+    return Parts(with_budget(options, tuner), tuner, assessor_obj, executor, constraints)
 
 
 def new_record(
@@ -199,27 +226,47 @@ def new_record(
     )
 
 
-def instances(tuner: object, assessor: object) -> bytes | None:
-    """What the record's ``tuner`` keeps of a tuner and an assessor given as instances, so that
-    ``resume`` rebuilds them as they were: the pickled tuner (as before assessors could be
-    instances), or ``{"tuner": tuner or None, "assessor": assessor}`` with an assessor
-    instance; None when neither is an instance (or one cannot be pickled)."""
-    if isinstance(assessor, Assessor):
-        return try_pickle(
-            {"tuner": tuner if isinstance(tuner, Tuner) else None, "assessor": assessor}
-        )
+def instances(
+    tuner: object, assessor: object, constraints: ConstraintsFunc | None = None
+) -> bytes | None:
+    """What the record's ``tuner`` keeps of a tuner and an assessor given as instances and of
+    a constraints function, so that ``resume`` rebuilds them as they were: the pickled tuner
+    (as before assessors could be instances), or ``{"tuner": tuner or None, "assessor":
+    assessor or None, "constraints": constraints}`` with an assessor instance or a constraints
+    function; None when there is none of them (or one cannot be pickled).
+
+    Raises:
+        ConfigError: the constraints function cannot be pickled (a resumed experiment would
+            lose it).
+    """
+    if isinstance(assessor, Assessor) or constraints is not None:
+        kept = {
+            "tuner": tuner if isinstance(tuner, Tuner) else None,
+            "assessor": assessor if isinstance(assessor, Assessor) else None,
+            "constraints": constraints,
+        }
+        blob = try_pickle(kept)
+        if blob is None and constraints is not None and try_pickle(constraints) is None:
+            raise ConfigError(
+                f"constraints: the function {constraints!r} cannot be pickled (cloudpickle), "
+                "so a resumed experiment could not judge its trials; define it at module level "
+                "or give the constraints as strings ('latency_ms <= 50')"
+            )
+        return blob
     return try_pickle(tuner) if isinstance(tuner, Tuner) else None
 
 
-def stored_instances(record: ExperimentRecord) -> tuple[Tuner | None, Assessor | None]:
-    """The tuner and assessor ``instances`` stored for ``record``, fresh; None for each that
-    was given by name or class."""
+def stored_instances(
+    record: ExperimentRecord,
+) -> tuple[Tuner | None, Assessor | None, ConstraintsFunc | None]:
+    """The tuner, assessor and constraints function ``instances`` stored for ``record``,
+    fresh; None for each that was not given as one."""
     if record.tuner is None:
-        return None, None
+        return None, None, None
     stored = cloudpickle.loads(record.tuner)
     if isinstance(stored, dict):
-        return stored.get("tuner"), stored.get("assessor")
-    return stored, None
+        return stored.get("tuner"), stored.get("assessor"), stored.get("constraints")
+    return stored, None, None
 
 
 def warn_if_named_twice(store: Store, name: str) -> None:

@@ -99,8 +99,10 @@ class TrialRecords:
         value: float | None,
         metrics: dict[str, Any],
         error: str | None,
+        values: tuple[float, ...] | None = None,
     ) -> Trial:
-        """``trial`` ended (or paused) at ``when`` with ``status``, having run ``params``."""
+        """``trial`` ended (or paused) at ``when`` with ``status``, having run ``params``
+        (``values``: every objective's, with several)."""
         return Trial(
             self.experiment_id,
             trial.number,
@@ -117,6 +119,7 @@ class TrialRecords:
             when,
             trial.parent,
             trial.source,
+            values=values,
         )
 
     def spec(

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hyperlab.experiment._failures import error_kind
+from hyperlab.pareto import hypervolume, pareto_front
 from hyperlab.trial import ExperimentStatus, Mode, Trial, TrialStatus
 
 if TYPE_CHECKING:
@@ -28,8 +30,11 @@ class Result:
     Attributes:
         experiment_id: The experiment's id.
         status: Its status when the result was read.
-        mode: Which way values are better.
-        metric: The objective's metric name, if one was given.
+        mode: Which way values are better (the first objective's, with several).
+        metric: The objective's metric name, if one was given (the first objective's, with
+            several).
+        modes: Each objective's direction, in order.
+        metrics: Each objective's metric name, in order (``(None,)`` when none was given).
         error: Why the experiment ended in ERROR, if it did.
         driver_lost: It says RUNNING but no driver runs it any more (killed, or its machine
             lost); ``hyperlab.resume`` continues it.
@@ -42,6 +47,19 @@ class Result:
     error: str | None = None
     driver_lost: bool = False
     store: Store | None = field(default=None, repr=False, compare=False)
+    modes: tuple[Mode, ...] = ()
+    metrics: tuple[str | None, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.modes:
+            object.__setattr__(self, "modes", (self.mode,))
+        if not self.metrics:
+            object.__setattr__(self, "metrics", (self.metric,))
+
+    @property
+    def multi_objective(self) -> bool:
+        """True when the experiment has several objectives (``best_trials`` is its front)."""
+        return len(self.modes) > 1
 
     @classmethod
     def read(cls, store: Store, experiment_id: str) -> Result:
@@ -54,8 +72,10 @@ class Result:
         return cls(
             experiment_id=record.id,
             status=record.status,
-            mode=record.options.mode,
-            metric=record.options.metric,
+            mode=record.options.first_mode,
+            metric=record.options.first_metric,
+            modes=record.options.modes,
+            metrics=record.options.metrics,
             error=record.error,
             driver_lost=record.driver_lost,
             store=store,
@@ -68,10 +88,52 @@ class Result:
 
     @functools.cached_property
     def best_trial(self) -> Trial | None:
-        """The succeeded trial with the best value (the earliest among equals), or None."""
+        """The feasible succeeded trial with the best value (the earliest among equals), or
+        None.
+
+        Raises:
+            ValueError: the experiment has several objectives: no one trial is best; see
+                ``best_trials``.
+        """
+        self._single("best_trial")
         if "trials" not in self.__dict__ and self.store is not None:
             return self.store.get_best_trial(self.experiment_id, self.mode)
         return self.mode.best(self.trials)
+
+    @functools.cached_property
+    def best_trials(self) -> list[Trial]:
+        """The Pareto front: the feasible succeeded trials no other such trial dominates, in
+        number order (Optuna's ``study.best_trials``); with one objective, the best trial and
+        those tied with it."""
+        return pareto_front(self.trials, self.modes)
+
+    def pareto_front(self) -> pandas.DataFrame:
+        """``best_trials`` as a DataFrame: one row per trial (as ``to_dataframe``), with a
+        column per objective named after its metric. Needs pandas."""
+        frame = self._frame(self.best_trials)
+        for index, name in enumerate(self.metrics):
+            frame[name or "value"] = [t.objectives[index] for t in self.best_trials]  # type: ignore[index]
+        return frame
+
+    def hypervolume(self, reference_point: Sequence[float]) -> float:
+        """The hypervolume the front dominates up to ``reference_point`` (one value per
+        objective, in the objectives' own units and directions: a point worse than every
+        trial of interest); 0 without feasible succeeded trials.
+
+        Raises:
+            ConfigError: ``reference_point`` has not one finite value per objective.
+        """
+        front = self.best_trials
+        points = [t.objectives for t in front if t.objectives is not None]
+        return hypervolume(points, reference_point, self.modes)
+
+    def _single(self, name: str) -> None:
+        if self.multi_objective:
+            raise ValueError(
+                f"{name}: the experiment has {len(self.modes)} objectives "
+                f"({', '.join(map(str, self.metrics))}), so no one trial is best; use "
+                "result.best_trials (the Pareto front) or result.pareto_front()"
+            )
 
     @property
     def failed_trials(self) -> list[Trial]:
@@ -92,19 +154,23 @@ class Result:
         if failures:
             kind, count = next(iter(failures.items()))
             line += f", {sum(failures.values())} failed (most often {kind}: {count})"
-        if self.best_trial is not None:
+        if self.multi_objective:
+            line += f", {len(self.best_trials)} on the Pareto front"
+        elif self.best_trial is not None:
             line += f", best {self.best_value:.6g} (trial {self.best_trial.number})"
         return line
 
     @property
     def best_params(self) -> dict[str, Any] | None:
-        """The best trial's parameters."""
+        """The best trial's parameters (``ValueError`` with several objectives: see
+        ``best_trials``)."""
         best = self.best_trial
         return None if best is None else best.params
 
     @property
     def best_value(self) -> float | None:
-        """The best trial's objective value."""
+        """The best trial's objective value (``ValueError`` with several objectives: see
+        ``best_trials``)."""
         best = self.best_trial
         return None if best is None else best.value
 
@@ -114,11 +180,14 @@ class Result:
         Nested parameters are flattened with ``/`` (``params.layer/kernel``). Needs pandas
         (``pip install 'hyperlab[pandas]'``).
         """
+        return self._frame(self.trials)
+
+    @staticmethod
+    def _frame(trials: list[Trial]) -> pandas.DataFrame:
         try:
             import pandas as pd
         except ImportError:
             raise ImportError(
-                "Result.to_dataframe() needs pandas: pip install 'hyperlab[pandas]'"
+                "Result needs pandas for tables: pip install 'hyperlab[pandas]'"
             ) from None
-        rows = [trial.as_row() for trial in self.trials]
-        return pd.DataFrame(rows)
+        return pd.DataFrame([trial.as_row() for trial in trials])

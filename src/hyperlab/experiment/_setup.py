@@ -55,7 +55,7 @@ def make_assessor(
                 f"assessor: the {options.tuner!r} tuner schedules its own trials (it is an "
                 f"advisor, as NNI says); remove assessor={options.assessor!r}"
             )
-        tuner.metric = options.metric if tuner.metric is None else tuner.metric
+        tuner.metric = options.first_metric if tuner.metric is None else tuner.metric
         return tuner
     if assessor is None:
         if options.assessor_args:
@@ -68,8 +68,8 @@ def make_assessor(
     else:
         made = create_assessor(
             assessor,
-            mode=options.mode,
-            metric=options.metric,
+            mode=options.first_mode,
+            metric=options.first_metric,
             seed=options.seed or 0,
             space=tuner.space,
             args=options.assessor_args,
@@ -94,12 +94,12 @@ def _checked_instance(assessor: Assessor, options: ExperimentOptions, tuner: Tun
             f"assessor_args, got {sorted(options.assessor_args)}; pass its arguments to its "
             "constructor"
         )
-    if assessor.mode is not options.mode:
+    if assessor.mode is not options.first_mode:
         raise ConfigError(
             f"assessor: the {name} instance has mode={assessor.mode.value!r}, "
-            f"the experiment mode={options.mode.value!r}"
+            f"the experiment mode={options.first_mode.value!r}"
         )
-    assessor.metric = options.metric if assessor.metric is None else assessor.metric
+    assessor.metric = options.first_metric if assessor.metric is None else assessor.metric
     assessor.space = tuner.space if assessor.space is None else assessor.space
     return assessor
 

@@ -322,7 +322,7 @@ def parse_order(record: ExperimentRecord, text: str) -> TrialOrder:
         key = parse_key(record, name, "sort", allow=(*_SIMPLE_KEYS, "param", "metric"))
     except ConfigError:
         raise ConfigError(f"sort: unknown key {text!r}; expected {_SORT_HELP}") from None
-    if key.kind == "value" and record.options.mode is Mode.MAX:
+    if key.kind == "value" and record.options.first_mode is Mode.MAX:
         descending = not descending
     return TrialOrder(key, descending)
 

@@ -131,7 +131,7 @@ def list_trial_jobs(
     status: Annotated[TrialStatus | None, Query(description="Only this status.")] = None,
 ) -> StreamingResponse:
     where = folder(request, record)
-    metric = record.options.metric
+    metric = record.options.first_metric
     jobs = (
         trial_job(t, metric, where)
         for trials in _batches(request, record, reports=False)
@@ -173,7 +173,7 @@ def add_trial_job(
 )
 def get_trial_job(request: Request, record: Selected, trial_job_id: TrialJobId) -> NniTrialJob:
     trial = find_trial(request, record, trial_job_id)
-    return trial_job(trial, record.options.metric, folder(request, record))
+    return trial_job(trial, record.options.first_metric, folder(request, record))
 
 
 @router.delete(
@@ -196,7 +196,7 @@ def cancel_trial_job(
 def metric_data(
     request: Request, record: Selected, metric_type: MetricTypeQuery = None
 ) -> list[NniMetricData]:
-    records = _all_metrics(_batches(request, record, reports=True), record.options.metric)
+    records = _all_metrics(_batches(request, record, reports=True), record.options.first_metric)
     return [item for item in records if metric_type in (None, item.type)]
 
 
@@ -212,7 +212,7 @@ def trial_metric_data(
     metric_type: MetricTypeQuery = None,
 ) -> list[NniMetricData]:
     trial = find_trial(request, record, trial_job_id)
-    records = metric_records(trial, record.options.metric)
+    records = metric_records(trial, record.options.first_metric)
     return [item for item in records if metric_type in (None, item.type)]
 
 
@@ -224,7 +224,7 @@ def trial_metric_data(
 def latest_metric_data(request: Request, record: Selected) -> list[NniMetricData]:
     finals: list[NniMetricData] = []
     latest: dict[str, NniMetricData] = {}
-    for item in _all_metrics(_batches(request, record, reports=True), record.options.metric):
+    for item in _all_metrics(_batches(request, record, reports=True), record.options.first_metric):
         if item.type != "PERIODICAL":
             finals.append(item)
         elif item.trialJobId not in latest or latest[item.trialJobId].sequence <= item.sequence:
@@ -242,7 +242,7 @@ def metric_data_range(
 ) -> list[NniMetricData]:
     batches = _batches(request, record, reports=True)
     chosen: Callable[[Trial], bool] = lambda t: min_seq_id <= t.number <= max_seq_id  # noqa: E731
-    return _all_metrics(batches, record.options.metric, chosen)
+    return _all_metrics(batches, record.options.first_metric, chosen)
 
 
 @router.get(
@@ -252,7 +252,7 @@ def metric_data_range(
     "text)",
 )
 def export_data(request: Request, record: Selected) -> StreamingResponse:
-    metric = record.options.metric
+    metric = record.options.first_metric
     results = (
         result
         for trials in _batches(request, record, reports=False)

@@ -60,7 +60,7 @@ def best_numbers(snapshot: Snapshot, mode: Mode, count: int) -> list[int]:
 
 def summary(snapshot: Snapshot, store: Store, record: ExperimentRecord) -> Summary:
     """Counts by status and the best trial, from the overview snapshot."""
-    mode = record.options.mode
+    mode = record.options.first_mode
 
     def compute(snap: Snapshot) -> Summary:
         codes = snap.columns[:, 0].astype(np.int64)

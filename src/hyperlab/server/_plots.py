@@ -335,7 +335,7 @@ def best(
 ) -> BestSoFarOut:
     ctx = context(request)
     record = ctx.store.get_experiment(experiment_id)
-    mode = record.options.mode
+    mode = record.options.first_mode
     snapshot = overview(ctx.snapshots, ctx.store, record)
 
     def compute(snap: Snapshot) -> BestSoFarOut:
@@ -360,8 +360,8 @@ def best(
 
 
 def _curve_metric(ctx: ApiContext, record: ExperimentRecord, numbers: list[int]) -> str | None:
-    if record.options.metric is not None:
-        return record.options.metric
+    if record.options.first_metric is not None:
+        return record.options.first_metric
     first = ctx.store.first_report_metrics(record.id, numbers)
     return None if first is None else objective_key(first, None)
 
@@ -395,7 +395,7 @@ def curves(
     ctx = context(request)
     store = ctx.store
     record = store.get_experiment(experiment_id)
-    mode = record.options.mode
+    mode = record.options.first_mode
     numbers = [] if trials is None else parse_numbers(trials, "trials", at_most=100)
     count = (0 if trials is not None else 10) if top is None else top
     if count:

@@ -224,7 +224,7 @@ def _duration(seconds: Any) -> str | None:
 def nni_params(record: ExperimentRecord) -> dict[str, Any]:
     """The experiment's config in NNI's v2 field names, where they map."""
     options = record.options
-    mode = "maximize" if options.mode is Mode.MAX else "minimize"
+    mode = "maximize" if options.first_mode is Mode.MAX else "minimize"
     trial = {}
     if (command := record.trial_command) is not None:
         trial = {"trialCommand": command[0], "trialCodeDirectory": command[1]}

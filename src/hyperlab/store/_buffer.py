@@ -186,6 +186,9 @@ class WriteBuffer:
             trial.finished_at,
             trial.parent,
             trial.source,
+            None if trial.values is None else dumps(list(trial.values)),
+            None if trial.constraints is None else dumps(list(trial.constraints)),
+            None if trial.constraints is None else trial.violation,
         )
         if last is None or last[0] != status or last[1] != attempt:
             self.events.append((experiment_id, number, attempt, status, self._clock()))

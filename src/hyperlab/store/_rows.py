@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import Select, Text, cast, select
+from sqlalchemy import Select, Text, cast, or_, select
 from sqlalchemy.engine import Connection
 
 from hyperlab.config import ExperimentOptions, describe_validation_error, parse_stored_options
@@ -124,6 +124,8 @@ TRIAL_COLUMNS = (
     trials.c.finished_at,
     trials.c.parent,
     trials.c.source,
+    cast(trials.c.objective_values, Text).label("objective_values"),
+    cast(trials.c.constraint_values, Text).label("constraint_values"),
 )
 _STATUSES = {status.value: status for status in TrialStatus}
 
@@ -146,6 +148,8 @@ def trial_from_row(
         finished,
         parent,
         source,
+        values,
+        constraints,
     ) = row
     return Trial(
         experiment_id,
@@ -164,6 +168,8 @@ def trial_from_row(
         parent,
         source,
         trial_phases,
+        None if values is None else tuple(loads(values)),
+        None if constraints is None else tuple(loads(constraints)),
     )
 
 
@@ -243,7 +249,8 @@ def read_phases(
 
 
 def best_number_query(experiment_id: str, mode: Mode) -> Select[Any]:
-    """The number of the succeeded trial with the best value (the earliest among equals)."""
+    """The number of the feasible succeeded trial with the best value (the earliest among
+    equals)."""
     value = trials.c.value.desc() if mode is Mode.MAX else trials.c.value.asc()
     return (
         select(trials.c.number)
@@ -251,6 +258,7 @@ def best_number_query(experiment_id: str, mode: Mode) -> Select[Any]:
             trials.c.experiment_id == experiment_id,
             trials.c.status == TrialStatus.SUCCEEDED.value,
             trials.c.value.is_not(None),
+            or_(trials.c.violation.is_(None), trials.c.violation <= 0.0),
         )
         .order_by(value, trials.c.number)
         .limit(1)

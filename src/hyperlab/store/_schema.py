@@ -43,7 +43,7 @@ __all__ = [
     "trials",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Bumped whenever a table changes; a newer database refuses to open with older code, and an
 older one is migrated when first opened (see ``_MIGRATIONS``)."""
 
@@ -119,6 +119,10 @@ trials = Table(
     Column("finished_at", Double),
     Column("parent", Integer),  # since version 2: the trial it continues from (PBT)
     Column("source", String(16)),  # since version 3: "custom" for an added trial, else NULL
+    # since version 7: several objectives and constraints (NULL for one objective, or none)
+    Column("objective_values", JSON(none_as_null=True)),  # every objective's value, in order
+    Column("constraint_values", JSON(none_as_null=True)),  # <= 0 each when met
+    Column("violation", Double),  # their positive part summed: 0 when feasible
 )
 
 phases = Table(  # since version 6: the later phases of multi-phase (NNI) trials
@@ -338,4 +342,19 @@ def _v5_to_v6(conn: Connection) -> int:
     return 6
 
 
-_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
+def _v6_to_v7(conn: Connection) -> int:
+    """Trials keep several objective values and their constraints' values (NULL for the
+    trials of earlier versions, which had one objective and no constraints)."""
+    for column in ("objective_values", "constraint_values", "violation"):
+        _add_column(conn, trials, column)
+    return 7
+
+
+_MIGRATIONS = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+    4: _v4_to_v5,
+    5: _v5_to_v6,
+    6: _v6_to_v7,
+}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from hyperlab.space import SearchSpace
@@ -19,8 +20,15 @@ class GridTuner(Tuner):
     the parameter's name, since it has no finite grid.
     """
 
+    multi_objective = True  # it learns nothing, so any number of objectives
+    constraints = True
+
     def __init__(
-        self, space: SearchSpace, *, mode: Mode | str = Mode.MIN, seed: int | None = None
+        self,
+        space: SearchSpace,
+        *,
+        mode: Mode | str | Sequence[Mode | str] = Mode.MIN,
+        seed: int | None = None,
     ) -> None:
         super().__init__(space, mode=mode, seed=seed)
         self.size = space.grid_size()  # raises SearchSpaceError for a non-enumerable parameter

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from hyperlab.space import SearchSpace
@@ -21,11 +22,14 @@ class RandomTuner(Tuner):
         batch: How many parameter sets are drawn per numpy call.
     """
 
+    multi_objective = True  # it learns nothing, so any number of objectives
+    constraints = True
+
     def __init__(
         self,
         space: SearchSpace,
         *,
-        mode: Mode | str = Mode.MIN,
+        mode: Mode | str | Sequence[Mode | str] = Mode.MIN,
         seed: int | None = None,
         batch: int = 64,
     ) -> None:

@@ -9,7 +9,8 @@ that replaying the history after a crash gives the same next proposal.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -38,18 +39,36 @@ class Tuner(ABC):
     Args:
         space: The search space to propose from.
         mode: ``Mode.MIN`` or ``Mode.MAX`` (or ``"min"`` / ``"max"``): which way
-            ``Trial.value`` is better.
+            ``Trial.value`` is better; with several objectives, one per objective, in the
+            order of ``Trial.values`` (only a ``multi_objective`` tuner takes several).
         seed: Root of every random stream the tuner uses.
 
     Subclasses implement ``suggest``; learning tuners also override ``observe``. Extra
     constructor arguments are keyword-only and come from ``tuner_args``.
+
+    Attributes:
+        modes: Each objective's direction (one item with a single objective).
+        mode: The first objective's direction.
     """
 
+    multi_objective: ClassVar[bool] = False
+    """Whether the tuner takes several objectives (``metric=[...]``): it then reads
+    ``Trial.values`` (``Trial.objectives``) and ``modes``; others are refused before a run."""
+
+    constraints: ClassVar[bool] = False
+    """Whether the tuner honours constraints (``Trial.constraints``, ``Trial.feasible``);
+    others are refused when an experiment has ``constraints``."""
+
     def __init__(
-        self, space: SearchSpace, *, mode: Mode | str = Mode.MIN, seed: int | None = None
+        self,
+        space: SearchSpace,
+        *,
+        mode: Mode | str | Sequence[Mode | str] = Mode.MIN,
+        seed: int | None = None,
     ) -> None:
         self.space = space
-        self.mode = Mode(mode)
+        self.modes = _modes(mode)
+        self.mode = self.modes[0]
         self.seed = seed if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
 
     @abstractmethod
@@ -80,6 +99,50 @@ class Tuner(ABC):
     def rng(self, *key: int) -> np.random.Generator:
         """A generator derived from the seed and ``key``, independent of call order."""
         return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
+
+
+def _modes(mode: Mode | str | Sequence[Mode | str]) -> tuple[Mode, ...]:
+    if isinstance(mode, str):
+        return (Mode(mode),)
+    modes = tuple(Mode(m) for m in mode)
+    if not modes:
+        raise ConfigError("mode: expected 'min', 'max' or a list of them, got []")
+    return modes
+
+
+def check_objectives(
+    cls: type, name: str, modes: tuple[Mode, ...], constrained: bool, kind: str = "tuner"
+) -> None:
+    """Refuse a tuner (or assessor) class that cannot take the experiment's objectives or
+    constraints, before anything runs.
+
+    Raises:
+        ConfigError: naming it, what it lacks, and what to use instead.
+    """
+    if len(modes) > 1 and not getattr(cls, "multi_objective", False):
+        raise ConfigError(
+            f"{kind}: {name!r} optimises one objective, and this experiment has "
+            f"{len(modes)} (metric is a list); use a multi-objective {kind} "
+            f"({', '.join(_able('multi_objective', kind))}), or one metric"
+        )
+    if constrained and not getattr(cls, "constraints", False):
+        raise ConfigError(
+            f"{kind}: {name!r} does not honour constraints, and this experiment has some; use "
+            f"one that does ({', '.join(_able('constraints', kind))}), or remove constraints"
+        )
+
+
+def _able(flag: str, kind: str) -> list[str]:
+    if kind != "tuner":
+        return ["see docs/multiobjective.md"]
+    able = []
+    for name in TUNERS.registered():
+        try:
+            if getattr(TUNERS.get(name), flag, False):
+                able.append(name)
+        except ConfigError:
+            continue
+    return able
 
 
 TUNERS: Registry[Tuner] = Registry(
@@ -184,9 +247,10 @@ def create_tuner(
     tuner: str | type[Tuner] | Tuner,
     space: SearchSpace,
     *,
-    mode: Mode | str,
+    mode: Mode | str | Sequence[Mode | str],
     seed: int,
     args: dict[str, Any] | None = None,
+    constrained: bool = False,
 ) -> Tuner:
     """The tuner ``tuner`` names (or is) for ``space``; bad ``args`` give a ``ConfigError``
     naming the argument and value.
@@ -198,16 +262,21 @@ def create_tuner(
             runs through ``NNI_TUNER_ADAPTER``, an NNI advisor class through
             ``NNI_ADVISOR_ADAPTER``, built with ``args``.
         space: The search space.
-        mode: Which way values are better.
+        mode: Which way values are better: one direction, or one per objective.
         seed: The tuner's seed (ignored for an instance, which has its own).
+        constrained: The experiment has constraints.
         args: Keyword arguments of the tuner's constructor, checked against the types it
             declares (with pydantic, so ``"10"`` for an ``int`` is accepted and ``"x"`` for a
             ``float`` is not).
     """
+    modes = _modes(mode)
+    mode = modes if len(modes) > 1 else modes[0]
     if isinstance(tuner, Tuner):
-        return _check_instance(tuner, space, Mode(mode), args)
+        check_objectives(type(tuner), type(tuner).__name__, modes, constrained)
+        return _check_instance(tuner, space, modes, args)
     nni_class = nni_tuner_class(tuner)
     if nni_class is not None:
+        check_objectives(nni_class, nni_class.__name__, modes, constrained)
         advisor = hasattr(nni_class, "handle_request_trial_jobs")
         adapter = TUNERS.get(NNI_ADVISOR_ADAPTER if advisor else NNI_TUNER_ADAPTER)
         nni_args = {"class_name": class_path(nni_class), "class_args": dict(args or {})}
@@ -222,12 +291,13 @@ def create_tuner(
         raise ConfigError(
             f"tuner: expected a name, a Tuner subclass or a Tuner instance, got {tuner!r}"
         )
+    check_objectives(cls, name, modes, constrained)
     checked = check_arguments(cls, args, f"tuner_args of {name!r}", given=("mode", "seed"))
     return cls(space, mode=mode, seed=seed, **checked)
 
 
 def _check_instance(
-    tuner: Tuner, space: SearchSpace, mode: Mode, args: dict[str, Any] | None
+    tuner: Tuner, space: SearchSpace, modes: tuple[Mode, ...], args: dict[str, Any] | None
 ) -> Tuner:
     if args:
         raise ConfigError(
@@ -239,9 +309,13 @@ def _check_instance(
             f"tuner: the {type(tuner).__name__} instance was built for another search space "
             f"({tuner.space!r}) than the experiment's ({space!r})"
         )
-    if tuner.mode is not mode:
+    if tuner.modes != modes:
         raise ConfigError(
-            f"tuner: the {type(tuner).__name__} instance has mode={tuner.mode.value!r}, "
-            f"the experiment mode={mode.value!r}"
+            f"tuner: the {type(tuner).__name__} instance has mode="
+            f"{_shown(tuner.modes)}, the experiment mode={_shown(modes)}"
         )
     return tuner
+
+
+def _shown(modes: tuple[Mode, ...]) -> str:
+    return repr(modes[0].value) if len(modes) == 1 else repr([m.value for m in modes])

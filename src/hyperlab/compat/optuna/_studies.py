@@ -209,13 +209,13 @@ def _loaded(
     name: str, url: str | None, found: str, sampler: BaseSampler, pruner: BasePruner
 ) -> Study:
     record = Store.open(url).get_experiment(found)
-    if record.options.metric != METRIC:
+    if record.options.first_metric != METRIC:
         raise ValueError(
             f"hyperlab experiment {found} named {name!r} was not made as an Optuna study "
-            f"(its metric is {record.options.metric!r}, not {METRIC!r})"
+            f"(its metric is {record.options.first_metric!r}, not {METRIC!r})"
         )
     direction = (
-        StudyDirection.MAXIMIZE if record.options.mode.value == "max" else (StudyDirection.MINIMIZE)
+        StudyDirection.MAXIMIZE if record.options.first_mode.value == "max" else (StudyDirection.MINIMIZE)
     )
     return Study(name, url, direction, sampler, pruner, found)
 

@@ -242,7 +242,7 @@ class GaussianProcess:
         Returns arrays of shapes ``(m,)`` and ``(m, d)``; the gradient is zero in categorical
         coordinates.
         """
-        mu, sigma, dmu, dsigma = self._predict_and_grad(Z)
+        mu, sigma, dmu, dsigma = self.predict_and_grad(Z)
         u = (best - mu) / sigma
         log_h, dlog_h = _log_h(u)
         du = -(dmu + u[:, None] * dsigma) / sigma[:, None]
@@ -253,10 +253,10 @@ class GaussianProcess:
         """The confidence bound ``kappa * sigma - mu`` at the rows of ``Z`` (to maximise: the
         upper confidence bound of a maximisation, in standardised units), and its gradient;
         shapes as for ``log_ei_and_grad``."""
-        mu, sigma, dmu, dsigma = self._predict_and_grad(Z)
+        mu, sigma, dmu, dsigma = self.predict_and_grad(Z)
         return kappa * sigma - mu, kappa * dsigma - dmu
 
-    def _predict_and_grad(
+    def predict_and_grad(
         self, Z: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``predict``'s mean and standard deviation at the rows of ``Z``, with their

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["kronecker_point"]
+__all__ = ["kronecker_point", "kronecker_points"]
 
 
 def _phi(d: int) -> float:
@@ -30,6 +30,13 @@ def kronecker_point(index: int, shift: np.ndarray) -> np.ndarray:
         index: Position in the sequence.
         shift: The random rotation, shape ``(d,)``, values in ``[0, 1)``.
     """
+    return kronecker_points(np.array([index]), shift)[0]
+
+
+def kronecker_points(indices: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """Points ``indices`` (>= 0) of the R_d sequence rotated by ``shift``, shape
+    ``(len(indices), d)``."""
     d = len(shift)
     alpha = _phi(d) ** -np.arange(1, d + 1, dtype=float)
-    return np.mod(shift + np.mod(float(index + 1) * alpha, 1.0), 1.0)
+    steps = (np.asarray(indices, dtype=float) + 1.0)[:, None] * alpha
+    return np.mod(shift + np.mod(steps, 1.0), 1.0)

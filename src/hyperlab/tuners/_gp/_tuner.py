@@ -21,25 +21,36 @@ trials (in number order) for ``g`` on a fixed grid: every count up to ``_REFIT_E
 counts growing by ``_REFIT_GROWTH``; the fit is kept until the grid's next count is reached, or
 redone if a trial finishing late changed those first ``g``. A proposal thus depends only on the
 seed, the trial number and the trials observed, as a replay after a crash requires.
+
+Several objectives (``mode`` a sequence) get one GP each, and the acquisition is the log of the
+expected hypervolume improvement over the feasible trials' front (see
+:mod:`hyperlab.tuners._gp._acquisition`), estimated on quasi-random normal samples drawn from the
+trial number's random stream; candidates perturb the front's points. Constraints
+(``Trial.constraints``, each met when ``<= 0``) get one GP each, and the acquisition adds the log
+probability that all are met (Optuna's ``GPSampler``'s rule); before any trial is feasible, that
+probability alone is maximised. A trial whose objectives or constraints are not all finite
+numbers is left out of those models. With one objective and no constraints, nothing of this
+runs and proposals are those of the single-objective tuner.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hyperlab.errors import ConfigError, SearchSpaceError
 from hyperlab.space import SearchSpace
-from hyperlab.trial import Mode, Trial
-from hyperlab.tuners._gp._sequence import kronecker_point
+from hyperlab.trial import Mode, Trial, TrialStatus
+from hyperlab.tuners._gp._sequence import kronecker_point, kronecker_points
 from hyperlab.tuners._history import History, UnitSpace, single_threaded_blas
 from hyperlab.tuners.base import Tuner
 
 if TYPE_CHECKING:
-    from hyperlab.tuners._gp._gaussian_process import GaussianProcess
+    from hyperlab.tuners._gp._acquisition import Acquisition
 
 __all__ = ["GPTuner"]
 
@@ -50,6 +61,8 @@ _REFIT_GROWTH = 1.1
 """Beyond, they are refitted when the succeeded trials have grown by this factor."""
 _FIT_MAXITER = 50
 _REFINE_MAXITER = 100
+_EHVI_SAMPLES = 128
+"""Normal samples per objective estimating the expected hypervolume improvement (BoTorch's)."""
 
 
 def refit_count(n: int) -> int:

@@ -16,11 +16,16 @@ Trials proposed and not yet observed (running ones, with concurrency > 1) and ea
 trials join the "bad" density (a constant liar), so concurrent proposals spread out. In a finite
 space (only choices, randint and bounded q-types) a point already proposed is never proposed
 again while unseen points remain.
+
+With several objectives (MOTPE) or constraints (c-TPE) the good trials are chosen as Optuna 5's
+``TPESampler`` chooses them (see :mod:`hyperlab.tuners._tpe._split`): feasible ones first, by
+loss or by non-dominated front with a hypervolume tie-break, then infeasible ones by violation.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -29,6 +34,7 @@ from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Mode, Trial
 from hyperlab.tuners._history import FAILED, OK, History, UnitSpace, latin_hypercube
+from hyperlab.tuners._tpe._split import Outcomes, choose_good
 from hyperlab.tuners.base import Tuner
 
 if TYPE_CHECKING:
@@ -51,6 +57,12 @@ class TPETuner(Tuner):
     by the neighbour rule are already narrow for the distances between points, they are
     Optuna's (0.1 capped at 25, factor 1). Chosen on the 90 problems of
     ``benchmarks/quality.py`` with seeds the benchmark's report does not use (docs/tuners.md).
+    With several objectives the defaults are Optuna 5's for multi-objective TPE: ``gamma``
+    0.1 without a cap, kernels of factor 1, independent coordinates, and every good trial's
+    kernel weighing the same.
+
+    It takes several objectives (``mode`` one direction per objective, values from
+    ``Trial.objectives``) and constraints (``Trial.constraints``): see the module docstring.
 
     Args:
         n_startup_trials: Start-up proposals: the model is used once this many trials have
@@ -59,14 +71,16 @@ class TPETuner(Tuner):
             proposals are points of the prior (``startup``).
         n_ei_candidates: Points drawn from the good density per proposal; more is greedier.
         gamma: Fraction of the succeeded trials that count as good, ``ceil(gamma * n)`` ...
-            (default 0.15 for ``d <= LOW_DIMENSIONS``, else 0.1)
-        max_good: ... but at most this many (default 40, else 25).
+            (default 0.15 for ``d <= LOW_DIMENSIONS``, else 0.1; 0.1 with several objectives)
+        max_good: ... but at most this many (default 40, else 25; no cap with several
+            objectives).
         prior_weight: Weight of the prior kernel in both densities (an observation's kernel
             weighs at most 1; older ones less, as in Optuna).
         multivariate: Share one kernel across a group's coordinates (models correlations);
-            False draws and scores each coordinate independently (classic TPE).
+            False draws and scores each coordinate independently (classic TPE). Default:
+            True with one objective, False with several (as Optuna 5).
         bandwidth: Factor on every kernel bandwidth (below 1: sharper, greedier; default 0.8,
-            else 1).
+            else 1; 1 with several objectives).
         constant_liar: Count proposals not yet observed as bad trials, so concurrent
             proposals spread out.
         max_kernels: Kernels per density at most, bounding the cost of long runs: beyond it
@@ -77,18 +91,21 @@ class TPETuner(Tuner):
             (after failures, say) are prior draws; ``"random"``: all are prior draws.
     """
 
+    multi_objective = True
+    constraints = True
+
     def __init__(
         self,
         space: SearchSpace,
         *,
-        mode: Mode | str = Mode.MIN,
+        mode: Mode | str | Sequence[Mode | str] = Mode.MIN,
         seed: int | None = None,
         n_startup_trials: int = 10,
         n_ei_candidates: int = 24,
         gamma: float | None = None,
         max_good: int | None = None,
         prior_weight: float = 1.0,
-        multivariate: bool = True,
+        multivariate: bool | None = None,
         bandwidth: float | None = None,
         constant_liar: bool = True,
         max_kernels: int = 300,
@@ -96,13 +113,16 @@ class TPETuner(Tuner):
     ) -> None:
         super().__init__(space, mode=mode, seed=seed)
         self.unit = UnitSpace(space)
-        low = self.unit.d <= LOW_DIMENSIONS
+        several = len(self.modes) > 1
+        low = self.unit.d <= LOW_DIMENSIONS and not several
         gamma = gamma if gamma is not None else (0.15 if low else 0.1)
-        max_good = max_good if max_good is not None else (40 if low else 25)
         bandwidth = bandwidth if bandwidth is not None else (0.8 if low else 1.0)
+        multivariate = multivariate if multivariate is not None else not several
         _check("n_startup_trials", n_startup_trials, 0)
         _check("n_ei_candidates", n_ei_candidates, 1)
-        _check("max_good", max_good, 1)
+        if max_good is not None or not several:
+            max_good = max_good if max_good is not None else (40 if low else 25)
+            _check("max_good", max_good, 1)
         _check("max_kernels", max_kernels, 1)
         if startup not in ("lhs", "random"):
             raise ConfigError(
@@ -118,18 +138,21 @@ class TPETuner(Tuner):
         self.n_startup_trials = int(n_startup_trials)
         self.n_ei_candidates = int(n_ei_candidates)
         self.gamma = float(gamma)
-        self.max_good = int(max_good)
+        self.max_good = int(max_good) if max_good is not None else None
         self.prior_weight = float(prior_weight)
         self.multivariate = bool(multivariate)
         self.bandwidth = float(bandwidth)
         self.constant_liar = bool(constant_liar)
         self.max_kernels = int(max_kernels)
         self.startup = startup
-        self.history = History(self.unit, mode)
+        self.history = History(self.unit, self.mode)
+        self.outcomes = Outcomes(self.modes)
+        self._good: tuple[int, np.ndarray, np.ndarray] | None = None  # see _good_rows
         self._groups = _groups(self.unit, self.multivariate)
 
     def observe(self, trial: Trial) -> None:
         self.history.add(trial)
+        self.outcomes.add(trial)
 
     def suggest(self, number: int) -> dict[str, Any]:
         rng = self.rng(number)
@@ -165,7 +188,7 @@ class TPETuner(Tuner):
             rows = np.arange(C) if group.parent < 0 else group.active_rows(self.unit, Y)
             if rows.size == 0:
                 continue
-            l_rows, l_density = group.density(self, *good)
+            l_rows, l_density = group.density(self, *good, uniform=self.outcomes.several)
             _, g_density = group.density(self, *bad)
             kernels = l_density.pick(rng, rows.size)
             if self.multivariate:
@@ -194,11 +217,13 @@ class TPETuner(Tuner):
         """
         X, loss, number, state = self.history.arrays()
         ok = state == OK
-        n_ok = int(np.count_nonzero(ok))
-        n_good = min(math.ceil(self.gamma * n_ok), self.max_good)
-        key = np.where(ok, loss, np.inf)
-        good = _smallest(key, n_good)
         usable = state != FAILED
+        if self.outcomes.needed:
+            good, complete = self._good_rows(loss, number, ok)
+            usable &= complete | ~ok  # a success without every objective counts as failed
+        else:
+            n_good = self._n_good(int(np.count_nonzero(ok)))
+            good = _smallest(np.where(ok, loss, np.inf), n_good)
         usable[good] = False
         bad = np.flatnonzero(usable)
         if self.constant_liar and self.history.pending:
@@ -209,6 +234,26 @@ class TPETuner(Tuner):
             order = np.argsort(np.concatenate([number[bad], pending_numbers]), kind="stable")
             return (X, good), (all_X, rows[order])
         return (X, good), (X, bad)
+
+    def _good_rows(
+        self, loss: np.ndarray, number: np.ndarray, ok: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The good rows with several objectives or constraints, and which rows have every
+        objective; kept until the next observation (proposals in between reuse them)."""
+        if self._good is None or self._good[0] != self.outcomes.version:
+            if self.outcomes.several:
+                points, complete = self.outcomes.points(number)
+            else:
+                points, complete = loss[:, None], np.ones(len(loss), dtype=bool)
+            rows = np.flatnonzero(ok & complete)
+            violation = self.outcomes.violation(number[rows])
+            picked = choose_good(points[rows], violation, self._n_good(rows.size))
+            self._good = (self.outcomes.version, rows[picked], complete)
+        return self._good[1], self._good[2]
+
+    def _n_good(self, n_ok: int) -> int:
+        n_good = math.ceil(self.gamma * n_ok)
+        return n_good if self.max_good is None else min(n_good, self.max_good)
 
 
 def _smallest(key: np.ndarray, k: int) -> np.ndarray:
@@ -238,15 +283,18 @@ class _Group:
         picked = np.minimum((np.nan_to_num(u) * k).astype(np.int64), k - 1)
         return np.flatnonzero(ok & (picked == self.option))
 
-    def density(self, tpe: TPETuner, X: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, Parzen]:
+    def density(
+        self, tpe: TPETuner, X: np.ndarray, rows: np.ndarray, *, uniform: bool = False
+    ) -> tuple[np.ndarray, Parzen]:
         """The positions (in ``rows``) of the observations where this group is active, and
-        their Parzen density; ``rows`` of ``X`` are the observations, oldest first."""
+        their Parzen density; ``rows`` of ``X`` are the observations, oldest first. Kernels
+        weigh less with age (Optuna's ramp) unless ``uniform``."""
         # the densities need scipy.special, 0.2 s to import: loaded with the first model-based
         # proposal, so that the start-up proposals need NumPy only
         from hyperlab.tuners._tpe._parzen import Parzen, default_weights
 
         active = np.flatnonzero(~np.isnan(X[rows, self.cols[0]])) if rows.size else rows
-        weights = default_weights(active.size)
+        weights = np.ones(active.size) if uniform else default_weights(active.size)
         if active.size > tpe.max_kernels:
             keep, scale = _thin(active.size, tpe.max_kernels)
             active, weights = active[keep], weights[keep] * scale

@@ -67,7 +67,7 @@ class StoreSource:
         record = self._record()
         folder = self.store.experiment_folder(record)
         return [
-            trial_job(trial, record.options.metric, folder).model_dump(
+            trial_job(trial, record.options.first_metric, folder).model_dump(
                 mode="json", exclude_none=True
             )
             for trial in self._trials(reports=False)
@@ -87,7 +87,7 @@ class StoreSource:
         record = self._record()
         trial = self._trial(trial_job_id)
         folder = self.store.experiment_folder(record)
-        shape = trial_job(trial, record.options.metric, folder)
+        shape = trial_job(trial, record.options.first_metric, folder)
         return shape.model_dump(mode="json", exclude_none=True)
 
     def job_statistics(self) -> list[Json]:
@@ -98,7 +98,7 @@ class StoreSource:
         return [{"trialJobStatus": s, "trialJobNumber": n} for s, n in counts.items()]
 
     def metric_data(self, trial_job_id: str | None) -> list[Json]:
-        metric = self._record().options.metric
+        metric = self._record().options.first_metric
         if trial_job_id is not None:
             trials = [self._trial(trial_job_id)]
         else:
@@ -110,7 +110,7 @@ class StoreSource:
         ]
 
     def export_data(self) -> list[Json]:
-        metric = self._record().options.metric
+        metric = self._record().options.first_metric
         trials = self._trials(reports=False)
         return [r.model_dump(mode="json") for t in trials for r in exported_results(t, metric)]
 

@@ -222,5 +222,5 @@ def _continue(path: str, trainable: Any, options: dict[str, Any]) -> ResultGrid:
         if exc.result is None:
             raise
         result = exc.result
-    metric, mode = record.options.metric, record.options.mode.value
+    metric, mode = record.options.first_metric, record.options.first_mode.value
     return ResultGrid(result, stored.template, metric, mode, store.experiment_folder(record))
