@@ -151,9 +151,12 @@ def read_result(store: Any, experiment_id: str) -> Any:
 
 
 def print_result(result: Any) -> None:
-    """The summary line (status, trials, failures, best value) and the best parameters."""
+    """The summary line (status, trials, failures, best value or front size) and the best
+    parameters (with several objectives, ``hyperlab show`` prints the front)."""
     print(printable(result.summary()), flush=True)
-    if result.best_trial is not None:
+    if result.multi_objective:
+        print(f"Pareto front: hyperlab show {result.experiment_id}", flush=True)
+    elif result.best_trial is not None:
         from hyperlab.trial import readable
 
         best = json.dumps(readable(result.best_params), default=str)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import case, func, select
+from sqlalchemy import and_, case, func, or_, select
 
 from hyperlab.config import ExperimentOptions
 from hyperlab.store._records import ExperimentSummary, process_gone
@@ -27,7 +27,9 @@ def _count_where(condition: Any) -> Any:
 
 
 def _succeeded_value() -> Any:
-    return case((trials.c.status == TrialStatus.SUCCEEDED.value, trials.c.value))
+    """A feasible succeeded trial's value (NULL for the others)."""
+    feasible = or_(trials.c.violation.is_(None), trials.c.violation <= 0.0)
+    return case((and_(trials.c.status == TrialStatus.SUCCEEDED.value, feasible), trials.c.value))
 
 
 _COUNTS = (
