@@ -132,6 +132,20 @@ def test_trials_without_every_objective_and_stopped_trials_are_not_good():
     assert good.size > 0 and all(int(numbers[row]) % 4 in (0, 3) for row in good)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_infinite_huge_and_tied_values_and_violations_neither_raise_nor_leave_the_space(seed):
+    space = hs.SearchSpace({"x": hs.uniform(0, 1), "c": hs.choice("a", "b")})
+    extremes = [1e308, -1e308, math.inf, -math.inf, 0.0, 1.0, 1e-300]
+    rng = np.random.default_rng(seed)
+    tuner = TPETuner(space, mode=("min", "max", "min"), seed=seed, n_startup_trials=3)
+    for number in range(50):
+        params = tuner.suggest(number)
+        assert 0 <= params["x"] <= 1 and params["c"] in ("a", "b")
+        values = [float(rng.choice(extremes)) for _ in range(3)]
+        constraint = float(rng.choice([-1.0, 0.0, 1e308, math.inf]))
+        tuner.observe(result(number, params, values, (constraint,)))
+
+
 # ---- constraints ---------------------------------------------------------------------
 
 
