@@ -1,7 +1,8 @@
 """The FastAPI app: its error handling, the experiment routes, and the routers of the other
-topics: trials and incremental reads (``_trials``), plot data (``_plots``), controls and
-steering (``_controls``), trials' logs (``_logs``), the dashboard's page (``_pages``), NNI's
-routes (``_nni``); what routes share is ``_context``'s.
+topics: trials and incremental reads (``_trials``), plot data (``_plots``), the Pareto front
+and hypervolume (``_pareto``), controls and steering (``_controls``), trials' logs (``_logs``),
+the dashboard's page (``_pages``), NNI's routes (``_nni``); what routes share is
+``_context``'s.
 
 Every error answers JSON ``{"detail": ...}`` naming the field, the value and the rule: 404 for
 an unknown experiment, trial or control, 409 for a control no driver will apply, 422 for a
@@ -38,6 +39,7 @@ from hyperlab.server._logs import router as logs_router
 from hyperlab.server._models import ExperimentOut, ExperimentSummaryOut
 from hyperlab.server._nni import router as nni_router
 from hyperlab.server._pages import router as pages_router
+from hyperlab.server._pareto import router as pareto_router
 from hyperlab.server._plots import router as plots_router
 from hyperlab.server._trials import experiment_summary
 from hyperlab.server._trials import router as trials_router
@@ -79,6 +81,7 @@ def build_app(
     _add_routes(app)
     app.include_router(trials_router, prefix=API_PREFIX)
     app.include_router(plots_router, prefix=API_PREFIX)
+    app.include_router(pareto_router, prefix=API_PREFIX)
     app.include_router(controls_router, prefix=API_PREFIX)
     app.include_router(logs_router, prefix=API_PREFIX)
     app.include_router(pages_router)

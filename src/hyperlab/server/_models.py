@@ -168,6 +168,19 @@ class TrialOut(BaseModel):
         default=None, description="custom for a trial added by hand, null for the tuner's."
     )
     value: float | None
+    values: list[float] | None = Field(
+        default=None,
+        description="Every objective's value in the order of the experiment's metrics, for an "
+        "experiment with several objectives (`value` is the first); null otherwise.",
+    )
+    constraints: list[float] | None = Field(
+        default=None,
+        description="Each constraint's value, <= 0 when met; null without constraints.",
+    )
+    violation: float = Field(
+        default=0.0, description="The sum of its positive constraint values (0 when feasible)."
+    )
+    feasible: bool = Field(default=True, description="No constraint is violated.")
     metrics: dict[str, Any]
     error: str | None
     seed: int | None
@@ -192,6 +205,10 @@ class TrialOut(BaseModel):
             parent=trial.parent,
             source=trial.source,
             value=trial.value,
+            values=None if trial.values is None else list(trial.values),
+            constraints=None if trial.constraints is None else list(trial.constraints),
+            violation=trial.violation,
+            feasible=trial.feasible,
             metrics=trial.metrics,
             error=trial.error,
             seed=trial.seed,

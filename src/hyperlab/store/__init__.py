@@ -37,6 +37,7 @@ from hyperlab.store._controls import (
     parse_request,
 )
 from hyperlab.store._experiment_rows import ID_ALPHABET
+from hyperlab.store._front import ParetoFront, ParetoPoint
 from hyperlab.store._lease import Lease
 from hyperlab.store._paths import home
 from hyperlab.store._records import (
@@ -83,6 +84,8 @@ __all__ = [
     "Lease",
     "LeaseLost",
     "NestedName",
+    "ParetoFront",
+    "ParetoPoint",
     "Range",
     "SetConcurrency",
     "SetMaxDuration",
