@@ -142,6 +142,8 @@ def hypervolume_subset(points: np.ndarray, size: int) -> np.ndarray:
     recomputed when it may be the largest (gains only shrink as the subset grows), so the
     work is a few hypervolume computations per chosen point.
     """
+    if size >= len(points):
+        return np.arange(len(points))
     worst = points.max(axis=0)
     reference = np.maximum(1.1 * worst, 0.9 * worst)
     reference[reference == 0] = _EPS
@@ -149,8 +151,6 @@ def hypervolume_subset(points: np.ndarray, size: int) -> np.ndarray:
         return np.arange(size)
     _, first = np.unique(points, axis=0, return_index=True)
     first = np.sort(first)
-    if size >= len(points):
-        return np.arange(len(points))
     if first.size <= size:  # every distinct point, then the oldest duplicates
         rest = np.setdiff1d(np.arange(len(points)), first)[: size - first.size]
         return np.sort(np.concatenate([first, rest]))
