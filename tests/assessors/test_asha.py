@@ -102,7 +102,7 @@ def test_resource_attr_counts_the_resource():
     assert assessor.on_report(trial(0), report(0, 0.5, samples=5), 0.0) is Decision.CONTINUE
     assert assessor._rungs == []  # 5 samples: below the first rung
     assert assessor.on_report(trial(0), report(1, 0.4, samples=12), 0.0) is Decision.CONTINUE
-    assert assessor._rungs == [[(0.4, 0)]]
+    assert assessor._rungs == [[((0.4,), 0)]]  # (losses, number)
 
 
 # ---- the promotion variant ----------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Assessors: early stopping and schedulers that act on trials' intermediate reports. Pick one
-with ``assessor=`` (``"median"``, ``"curvefit"``, ``"asha"``, ``"hyperband"``, ``"pbt"``, NNI's
-``"Medianstop"``, ``"Curvefitting"``...) and ``assessor_args``.
+with ``assessor=`` (``"median"``, ``"curvefit"``, ``"asha"``, ``"moasha"``, ``"hyperband"``,
+``"pbt"``, NNI's ``"Medianstop"``, ``"Curvefitting"``...) and ``assessor_args``.
 
 The classes are imported when first used, so ``import hyperlab.assessors`` stays cheap.
 """
@@ -27,6 +27,7 @@ _CLASSES = {
     "ASHA": "hyperlab.assessors._asha",
     "CurveFittingAssessor": "hyperlab.assessors._curvefit",
     "Hyperband": "hyperlab.assessors._hyperband",
+    "MOASHA": "hyperlab.assessors._moasha",
     "MedianAssessor": "hyperlab.assessors._median",
     "PopulationBasedTraining": "hyperlab.assessors._pbt",
 }
@@ -34,6 +35,7 @@ _CLASSES = {
 __all__ = [
     "ASHA",
     "ASSESSORS",
+    "MOASHA",
     "Action",
     "Assessor",
     "Branch",

@@ -14,11 +14,14 @@ from typing import Any, Literal
 
 from hyperlab.assessors.base import Action, Assessor, Decision, Resume, Verdicts
 from hyperlab.errors import ConfigError
-from hyperlab.trial import Report, Trial, TrialStatus
+from hyperlab.trial import Mode, Report, Trial, TrialStatus
 
 __all__ = ["ASHA"]
 
 _TOLERANCE = 1e-9  # relative: a resource this close below a rung counts as reaching it
+
+Losses = tuple[float, ...]
+"""A trial's judged objectives at a rung, as losses (one item for ASHA)."""
 
 
 class ASHA(Assessor):
@@ -97,8 +100,8 @@ class ASHA(Assessor):
         self.reduction_factor = int(reduction_factor)
         self.variant = variant
         self.n_rungs = _rung_count(self.min_resource, self.max_resource, self.reduction_factor)
-        self._rungs: list[list[tuple[float, int]]] = []  # rung -> (loss, number), as recorded
-        self._values: dict[int, list[float]] = {}  # number -> its loss at rungs 0, 1, ...
+        self._rungs: list[list[tuple[Losses, int]]] = []  # rung -> (losses, number), as recorded
+        self._values: dict[int, list[Losses]] = {}  # number -> its losses at rungs 0, 1, ...
         self._promotable: list[set[int]] = []  # rung -> trials promotable from it (sticky)
         self.verdicts = Verdicts()
         self._paused: set[int] = set()
@@ -125,7 +128,7 @@ class ASHA(Assessor):
         known = self.verdicts.known(number, report.attempt)
         if known is not None:
             return known
-        loss = self.loss(report)
+        loss = self.losses(report)
         resource = self.resource(report)
         if self.variant == "promotion":
             return self._promotion(number, loss, resource)
@@ -133,7 +136,7 @@ class ASHA(Assessor):
         while len(values) < self.n_rungs and self._reached(resource, len(values)):
             k = len(values)
             self._record(k, number, loss)
-            if not self._leads(k, loss, max(1, len(self._rungs[k]) // self.reduction_factor)):
+            if number not in self._best(k, max(1, len(self._rungs[k]) // self.reduction_factor)):
                 return self.verdicts.stop(number, report.attempt)
         return Decision.CONTINUE
 
@@ -172,7 +175,7 @@ class ASHA(Assessor):
 
     # ---- the rungs -----------------------------------------------------------------------
 
-    def _promotion(self, number: int, loss: float, resource: float) -> Decision:
+    def _promotion(self, number: int, loss: Losses, resource: float) -> Decision:
         """Record the trial at every rung its report reaches first; pause it at the lowest
         rung it reached and is not promoted from."""
         values = self._values.setdefault(number, [])
@@ -189,8 +192,13 @@ class ASHA(Assessor):
     def _promote(self, k: int, count: int) -> None:
         """Make the best ``count`` trials recorded at rung ``k`` promotable (ties included)."""
         if count >= 1:
-            cutoff = sorted(value for value, _ in self._rungs[k])[count - 1]
-            self._promotable[k].update(n for value, n in self._rungs[k] if value <= cutoff)
+            self._promotable[k].update(self._best(k, count))
+
+    def _best(self, k: int, count: int) -> set[int]:
+        """The best ``count`` trials recorded at rung ``k`` (``count >= 1``), with those tied
+        with the last of them: by loss here; ``MOASHA`` ranks loss vectors."""
+        cutoff = sorted(value for value, _ in self._rungs[k])[count - 1]
+        return {n for value, n in self._rungs[k] if value <= cutoff}
 
     def _close_next_rung(self) -> bool:
         """Close the lowest open rung if no running or resumed trial can still reach it: its
@@ -209,22 +217,18 @@ class ASHA(Assessor):
         rung = self.rung_resource(k)
         return resource >= rung * (1 - _TOLERANCE)
 
-    def _record(self, k: int, number: int, loss: float) -> None:
+    def _record(self, k: int, number: int, loss: Losses) -> None:
         while len(self._rungs) <= k:
             self._rungs.append([])
             self._promotable.append(set())
         self._rungs[k].append((loss, number))
         self._values[number].append(loss)
 
-    def _leads(self, k: int, loss: float, count: int) -> bool:
-        """Whether ``loss`` is among the ``count`` best at rung ``k`` (ties included)."""
-        return loss <= sorted(value for value, _ in self._rungs[k])[count - 1]
-
     def __repr__(self) -> str:
         return (
-            f"ASHA(min_resource={self.min_resource:g}, max_resource={self.max_resource}, "
-            f"reduction_factor={self.reduction_factor}, variant={self.variant!r}, "
-            f"mode={self.mode.value!r})"
+            f"{type(self).__name__}(min_resource={self.min_resource:g}, max_resource="
+            f"{self.max_resource}, reduction_factor={self.reduction_factor}, variant="
+            f"{self.variant!r}, mode={_shown(self.modes)})"
         )
 
 
@@ -253,6 +257,10 @@ def _check(
             "ASHA: variant='promotion' needs max_resource (where promoted trials end), got "
             "max_resource=None"
         )
+
+
+def _shown(modes: tuple[Mode, ...]) -> str:
+    return repr(modes[0].value) if len(modes) == 1 else repr([m.value for m in modes])
 
 
 def _rung_count(min_resource: float, max_resource: float | None, eta: int) -> int | float:

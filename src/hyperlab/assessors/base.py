@@ -15,6 +15,12 @@ state and makes the same decisions. ``hyperlab.testing.AssessorContract`` checks
 The **resource** of a report is ``step + 1`` (epochs, say), or the value of the reported metric
 named by ``resource_attr``. The **value** judged is the experiment's ``metric`` (``default`` or
 the only metric when none is set), better by ``mode``.
+
+With several objectives (``metric=["loss", "latency"]``) a ``multi_objective`` assessor (MO-ASHA,
+``"moasha"``) is built with one mode and one metric name per objective and judges the vector
+``losses(report)``; any other assessor judges the one objective the user names with
+``assessor_args={"objective": name}``, or the experiment is refused. Constraints need nothing
+here: whether a trial is feasible is known only from its final result.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import enum
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -154,8 +161,10 @@ class Assessor(ABC):
     """Decides, report by report, whether trials go on.
 
     Args:
-        mode: Which way the judged value is better.
+        mode: Which way the judged value is better; one per objective for a
+            ``multi_objective`` assessor judging several (a single mode is then broadcast).
         metric: The reported metric judged; None for ``default`` or a report's only metric.
+            A ``multi_objective`` assessor takes one name per objective.
         resource_attr: The reported metric that counts a trial's resource; None for
             ``step + 1``.
         seed: Root of the random streams the assessor uses (PBT's perturbations).
@@ -166,7 +175,21 @@ class Assessor(ABC):
     ``assessor_args``; a subclass declares ``resource_attr`` among them (and passes it on) if it
     judges resources, and takes ``**kwargs`` for ``mode``, ``metric``, ``seed``, ``space``,
     which the framework passes.
+
+    Attributes:
+        modes: Each judged objective's direction (one item for a single objective).
+        metrics: Each judged objective's metric name, in the order of ``modes``.
+        mode: The first of ``modes``; metric: the first of ``metrics``.
+
+    Raises:
+        ConfigError: several modes or metrics for an assessor that is not ``multi_objective``,
+            or not as many metrics as modes.
     """
+
+    multi_objective: ClassVar[bool] = False
+    """Whether the assessor judges several objectives at once (it reads ``losses``); any other
+    assessor runs on a multi-objective experiment only on one objective the user names
+    (``assessor_args={"objective": name}``)."""
 
     silent_trials_expected: ClassVar[bool] = False
     """Whether trials that never report are usual with this assessor (Optuna's pruners, the
@@ -180,14 +203,15 @@ class Assessor(ABC):
     def __init__(
         self,
         *,
-        mode: Mode | str = Mode.MIN,
-        metric: str | None = None,
+        mode: Mode | str | Sequence[Mode | str] = Mode.MIN,
+        metric: str | Sequence[str | None] | None = None,
         resource_attr: str | None = None,
         seed: int | None = None,
         space: SearchSpace | None = None,
     ) -> None:
-        self.mode = Mode(mode)
-        self.metric = metric
+        self.modes, self.metrics = _objectives(type(self), mode, metric)
+        self.mode = self.modes[0]
+        self.metric = self.metrics[0]
         self.resource_attr = resource_attr
         self.space = space
         self.seed = seed if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
@@ -241,10 +265,32 @@ class Assessor(ABC):
         Raises:
             TrialError: the metric is missing or not a finite number.
         """
+        return self._read(report, self.metric)
+
+    def loss(self, report: Report) -> float:
+        """``value`` turned into a loss to minimise (negated when ``mode`` is max)."""
+        return self.mode.sign * self.value(report)
+
+    def losses(self, report: Report) -> tuple[float, ...]:
+        """Every judged objective of ``report`` as a loss to minimise, in the order of
+        ``metrics``: ``(loss(report),)`` for a single objective.
+
+        Raises:
+            TrialError: a metric is missing or not a number (a metric of None reads ``default``
+                or the report's only metric, as ``value`` does).
+        """
+        if len(self.modes) == 1:
+            return (self.loss(report),)
+        return tuple(
+            mode.sign * self._read(report, name)
+            for mode, name in zip(self.modes, self.metrics, strict=True)
+        )
+
+    def _read(self, report: Report, metric: str | None) -> float:
         metrics = report.metrics
-        if self.resource_attr is not None and self.metric is None:
+        if self.resource_attr is not None and metric is None:
             metrics = {k: v for k, v in metrics.items() if k != self.resource_attr}
-        key = objective_key(metrics, self.metric)
+        key = objective_key(metrics, metric)
         if key is None:
             raise TrialError(
                 f"the assessor judges one metric, but the trial reported "
@@ -259,10 +305,6 @@ class Assessor(ABC):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
             raise TrialError(f"the assessor judges {key}={value!r}, which is not a number")
         return float(value)
-
-    def loss(self, report: Report) -> float:
-        """``value`` turned into a loss to minimise (negated when ``mode`` is max)."""
-        return self.mode.sign * self.value(report)
 
     def resource(self, report: Report) -> float:
         """How much resource the trial had used at ``report``: ``step + 1``, or the metric
@@ -286,6 +328,39 @@ class Assessor(ABC):
         return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
 
 
+def _objectives(
+    cls: type[Assessor],
+    mode: Mode | str | Sequence[Mode | str],
+    metric: str | Sequence[str | None] | None,
+) -> tuple[tuple[Mode, ...], tuple[str | None, ...]]:
+    """``(modes, metrics)`` of an assessor of class ``cls``, one of each per objective."""
+    modes = (Mode(mode),) if isinstance(mode, str) else tuple(Mode(m) for m in mode)
+    metrics: tuple[str | None, ...] = (
+        (metric,) if metric is None or isinstance(metric, str) else tuple(metric)
+    )
+    if not modes or not metrics:
+        raise ConfigError(
+            f"assessor: {cls.__name__} needs a mode and a metric per objective, got "
+            f"mode={list(modes)}, metric={list(metrics)}"
+        )
+    if len(modes) == 1 and len(metrics) > 1:
+        modes = modes * len(metrics)
+    elif len(metrics) == 1 and metric is None:
+        metrics = metrics * len(modes)
+    if len(modes) != len(metrics):
+        raise ConfigError(
+            f"assessor: {cls.__name__} got {len(modes)} modes {[m.value for m in modes]} for "
+            f"{len(metrics)} metrics {list(metrics)}; give one mode per metric"
+        )
+    if len(modes) > 1 and not cls.multi_objective:
+        raise ConfigError(
+            f"assessor: {cls.__name__} judges one objective, got {len(modes)} (metric="
+            f"{list(metrics)}); use a multi-objective assessor (moasha), or build it with "
+            "one metric and its mode"
+        )
+    return modes, metrics
+
+
 ASSESSORS: Registry[Assessor] = Registry(
     "assessor",
     Assessor,
@@ -293,6 +368,7 @@ ASSESSORS: Registry[Assessor] = Registry(
         "median": "hyperlab.assessors._median:MedianAssessor",
         "curvefit": "hyperlab.assessors._curvefit:CurveFittingAssessor",
         "asha": "hyperlab.assessors._asha:ASHA",
+        "moasha": "hyperlab.assessors._moasha:MOASHA",
         "hyperband": "hyperlab.assessors._hyperband:Hyperband",
         "pbt": "hyperlab.assessors._pbt:PopulationBasedTraining",
     },
@@ -375,14 +451,15 @@ def assessor_name(assessor: str | type[Assessor]) -> str:
 def create_assessor(
     assessor: str | type[Assessor],
     *,
-    mode: Mode | str,
-    metric: str | None,
+    mode: Mode | str | Sequence[Mode | str],
+    metric: str | Sequence[str | None] | None,
     seed: int,
     space: SearchSpace | None = None,
     args: dict[str, Any] | None = None,
 ) -> Assessor:
     """The assessor ``assessor`` names (or is), with ``args`` checked against the arguments
-    its constructor declares.
+    its constructor declares; ``mode`` and ``metric`` give one item per objective for a
+    ``multi_objective`` assessor judging several.
 
     Raises:
         ConfigError: an unknown name (listing the known ones), or an argument the assessor

@@ -14,13 +14,21 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
-from hyperlab.assessors.base import Assessor, create_assessor
+from hyperlab.assessors.base import (
+    ASSESSORS,
+    NNI_ASSESSOR_ADAPTER,
+    Assessor,
+    assessor_class,
+    create_assessor,
+    nni_assessor_class,
+)
 from hyperlab.config import ExperimentConfig, ExperimentOptions, GpuConfig, import_path
 from hyperlab.errors import ConfigError
 from hyperlab.executors import CommandTrial, pickling
 from hyperlab.executors.base import Executor, create_executor
 from hyperlab.executors.devices import DevicePool, MemoryCheck, detect_gpus
 from hyperlab.store import ExperimentRecord, command_ref
+from hyperlab.trial import Mode
 from hyperlab.tuners.base import Tuner
 
 
@@ -37,6 +45,11 @@ def with_budget(options: ExperimentOptions, tuner: Tuner) -> ExperimentOptions:
     return options
 
 
+OBJECTIVE_ARG = "objective"
+"""The ``assessor_args`` key naming the one objective a single-objective assessor judges in an
+experiment with several (``assessor_args={"objective": "loss"}``); hyperlab's, not passed on."""
+
+
 def make_assessor(
     options: ExperimentOptions, tuner: Tuner, assessor: str | type[Assessor] | Assessor | None
 ) -> Assessor | None:
@@ -44,10 +57,15 @@ def make_assessor(
     tuner's search space) or is (an instance, used as it is), or the tuner itself when it
     schedules its trials too (``bohb``); None for no early stopping.
 
+    With several objectives, a ``multi_objective`` assessor judges them all (built with every
+    metric and mode); another one judges the objective ``assessor_args["objective"]`` names,
+    with that metric's mode (an instance: the metric it was built with).
+
     Raises:
         ConfigError: an unknown name, bad arguments, an instance with ``assessor_args`` or
-            another mode than the experiment's, or an assessor beside a tuner that schedules
-            its own trials.
+            another mode than the experiment's, an assessor beside a tuner that schedules
+            its own trials, or a single-objective assessor on several objectives with no
+            ``objective`` named, or one naming no objective of the experiment.
     """
     if isinstance(tuner, Assessor):
         if assessor is not None:
@@ -66,13 +84,16 @@ def make_assessor(
     if isinstance(assessor, Assessor):
         made = _checked_instance(assessor, options, tuner)
     else:
+        args = dict(options.assessor_args)
+        objective = args.pop(OBJECTIVE_ARG, None)
+        metric, mode = _judged(options, _class_of(assessor), objective)
         made = create_assessor(
             assessor,
-            mode=options.first_mode,
-            metric=options.first_metric,
+            mode=mode,
+            metric=metric,
             seed=options.seed or 0,
             space=tuner.space,
-            args=options.assessor_args,
+            args=args,
         )
     if options.concurrency < made.min_concurrency():
         raise ConfigError(
@@ -83,10 +104,58 @@ def make_assessor(
     return made
 
 
+def _class_of(assessor: str | type[Assessor]) -> type:
+    """The class ``create_assessor`` builds for ``assessor`` (NNI's adapter for an NNI class)."""
+    if nni_assessor_class(assessor) is not None:
+        return assessor_class(NNI_ASSESSOR_ADAPTER)
+    return assessor if isinstance(assessor, type) else assessor_class(assessor)
+
+
+def _judged(
+    options: ExperimentOptions, cls: type, objective: Any
+) -> tuple[str | tuple[str | None, ...] | None, Mode | tuple[Mode, ...]]:
+    """``(metric, mode)`` an assessor of class ``cls`` is built with: the named ``objective``,
+    or every objective for a multi-objective one; the experiment's only one otherwise."""
+    if objective is not None:
+        if not isinstance(objective, str) or objective not in options.metrics:
+            named = [m for m in options.metrics if m is not None]
+            raise ConfigError(
+                f"assessor_args.{OBJECTIVE_ARG}: names the objective the assessor judges, one "
+                f"of the experiment's metrics {named}, got {objective!r}"
+            )
+        return objective, options.modes[options.metrics.index(objective)]
+    if not options.multi_objective:
+        return options.first_metric, options.first_mode
+    if getattr(cls, "multi_objective", False):
+        return options.metrics, options.modes
+    names = list(options.metrics)
+    how = f"name the objective it judges: assessor_args={{{OBJECTIVE_ARG!r}: {names[0]!r}}}"
+    raise ConfigError(_one_objective(options, options.assessor or cls.__name__, how))
+
+
+def _one_objective(options: ExperimentOptions, name: str, how: str) -> str:
+    """Why single-objective assessor ``name`` cannot run on the experiment's objectives, and
+    ``how`` else to name the one it judges."""
+    able = [n for n in ASSESSORS.registered() if _multi_objective(n)]
+    names = list(options.metrics)
+    return (
+        f"assessor: {name!r} judges one objective, and this experiment has {len(names)} "
+        f"(metric={names}); use a multi-objective assessor ({', '.join(able)}), or {how}"
+    )
+
+
+def _multi_objective(name: str) -> bool:
+    try:
+        return bool(ASSESSORS.get(name).multi_objective)
+    except ConfigError:
+        return False
+
+
 def _checked_instance(assessor: Assessor, options: ExperimentOptions, tuner: Tuner) -> Assessor:
     """An assessor given as an instance, as ``create_tuner`` takes a tuner instance: built by
-    the caller, so no ``assessor_args``, and the experiment's mode; the experiment's metric and
-    space where it was built without."""
+    the caller, so no ``assessor_args``, and the experiment's modes; the experiment's metrics
+    and space where it was built without. With several objectives, a single-objective instance
+    must have been built with one of the experiment's metrics, and its mode."""
     name = type(assessor).__name__
     if options.assessor_args:
         raise ConfigError(
@@ -94,14 +163,34 @@ def _checked_instance(assessor: Assessor, options: ExperimentOptions, tuner: Tun
             f"assessor_args, got {sorted(options.assessor_args)}; pass its arguments to its "
             "constructor"
         )
-    if assessor.mode is not options.first_mode:
+    modes = options.modes
+    if options.multi_objective and len(assessor.modes) == 1:  # judges one named objective
+        if assessor.metric not in options.metrics:
+            how = f"build it with metric=<one of {list(options.metrics)}> and that metric's mode"
+            raise ConfigError(_one_objective(options, name, how))
+        modes = (options.modes[options.metrics.index(assessor.metric)],)
+    if assessor.modes != modes:
         raise ConfigError(
-            f"assessor: the {name} instance has mode={assessor.mode.value!r}, "
-            f"the experiment mode={options.first_mode.value!r}"
+            f"assessor: the {name} instance has mode={_shown(assessor.modes)}, the experiment "
+            f"mode={_shown(modes)}"
         )
-    assessor.metric = options.first_metric if assessor.metric is None else assessor.metric
+    if len(modes) > 1:
+        if assessor.metrics not in (options.metrics, (None,) * len(modes)):
+            raise ConfigError(
+                f"assessor: the {name} instance judges metric={list(assessor.metrics)}, the "
+                f"experiment's metric={list(options.metrics)}"
+            )
+        assessor.metrics = options.metrics
+        assessor.metric = assessor.metrics[0]
+    else:
+        assessor.metric = options.first_metric if assessor.metric is None else assessor.metric
+        assessor.metrics = (assessor.metric,)
     assessor.space = tuner.space if assessor.space is None else assessor.space
     return assessor
+
+
+def _shown(modes: tuple[Mode, ...]) -> str:
+    return repr(modes[0].value) if len(modes) == 1 else repr([m.value for m in modes])
 
 
 def check_round_trips(
