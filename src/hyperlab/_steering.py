@@ -20,6 +20,7 @@ from sqlalchemy.engine import URL
 
 from hyperlab.config import describe_validation_error, parse_duration
 from hyperlab.errors import ConfigError, HyperlabError, SearchSpaceError
+from hyperlab.reporting.context import is_finite_number
 from hyperlab.space import SearchSpace
 from hyperlab.store import (
     AddTrial,
@@ -198,8 +199,16 @@ def check_request(record: ExperimentRecord, request: ControlRequest) -> None:
     elif isinstance(request, AddTrial):
         _check_params(record, request.params, "params")
     elif isinstance(request, ImportData):
+        others = [name for name in record.options.metrics[1:] if name]
         for i, result in enumerate(request.results):
             _check_params(record, result.params, f"results[{i}].params")
+            missing = [name for name in others if not is_finite_number(result.metrics.get(name))]
+            if missing:
+                raise ConfigError(
+                    f"results[{i}].metrics: the experiment has objectives "
+                    f"{list(record.options.metrics)}; a result gives the first as its value and "
+                    f"the others among its metrics, and {missing} is missing or not a number"
+                )
 
 
 def _check_params(record: ExperimentRecord, params: dict[str, Any], where: str) -> None:

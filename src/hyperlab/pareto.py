@@ -10,7 +10,7 @@ smaller total violation does.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,20 +60,15 @@ def dominates(a: ArrayLike, b: ArrayLike) -> bool:
 def pareto_mask(points: ArrayLike) -> NDArray[np.bool_]:
     """Which rows of the ``(n, k)`` loss array no other row dominates (duplicates all kept)."""
     pts = np.asarray(points, dtype=float)
-    n = len(pts)
-    keep = np.ones(n, dtype=bool)
-    order = np.lexsort(pts.T[::-1])  # by the first column, then the next...: a dominator first
-    for i in order:
-        if not keep[i]:
-            continue
-        worse = np.all(pts[i] <= pts, axis=1) & np.any(pts[i] < pts, axis=1)
-        keep &= ~worse
-    return keep
+    if len(pts) == 0:
+        return np.zeros(0, dtype=bool)
+    return np.asarray(_moocore().is_nondominated(pts, keep_weakly=True), dtype=bool)
 
 
 def non_dominated_ranks(points: ArrayLike, violations: ArrayLike | None = None) -> NDArray[np.int_]:
     """The front each row of the ``(n, k)`` loss array belongs to: 0 for the non-dominated,
-    1 for those only the first front dominates, and so on (NSGA-II's fast non-dominated sort).
+    1 for those only the first front dominates, and so on (NSGA-II's non-dominated sorting,
+    by ``moocore``).
 
     With ``violations`` (each row's total constraint violation, 0 when feasible) the feasible
     rows are sorted first, and the infeasible ones after them by their violation alone.
@@ -94,23 +89,15 @@ def non_dominated_ranks(points: ArrayLike, violations: ArrayLike | None = None) 
 
 
 def _ranks(pts: NDArray[np.float64]) -> NDArray[np.int_]:
-    n = len(pts)
-    ranks = np.full(n, -1, dtype=int)
-    if n == 0:
-        return ranks
-    le = np.all(pts[:, None, :] <= pts[None, :, :], axis=2)
-    lt = np.any(pts[:, None, :] < pts[None, :, :], axis=2)
-    dominated_by = (le & lt).T  # [j, i]: i dominates j
-    count = dominated_by.sum(axis=1)
-    rank = 0
-    current = np.flatnonzero(count == 0)
-    while current.size:
-        ranks[current] = rank
-        count = count - dominated_by[:, current].sum(axis=1)
-        count[ranks >= 0] = -1
-        current = np.flatnonzero(count == 0)
-        rank += 1
-    return ranks
+    if len(pts) == 0:
+        return np.zeros(0, dtype=int)
+    return np.asarray(_moocore().pareto_rank(pts), dtype=int)
+
+
+def _moocore() -> Any:
+    import moocore  # type: ignore[import-untyped]  # lazily: compiled, and seldom needed
+
+    return moocore
 
 
 def crowding_distance(points: ArrayLike) -> NDArray[np.float64]:
@@ -176,6 +163,4 @@ def hypervolume(
         return 0.0
     if k == 1:
         return float(ref[0] - pts[:, 0].min())
-    import moocore  # type: ignore[import-untyped]  # lazily: compiled, needed only here
-
-    return float(moocore.hypervolume(pts, ref=ref))
+    return float(_moocore().hypervolume(pts, ref=ref))

@@ -293,3 +293,39 @@ def test_the_front_respects_each_direction(tmp_path: Path, modes: tuple[str, str
     }  # type: ignore[arg-type]
     expected = [n for n, p in losses.items() if not any(_dominates(q, p) for q in losses.values())]
     assert [t.number for t in result.best_trials] == expected
+
+
+def test_imported_results_carry_every_objective(tmp_path: Path) -> None:
+    import threading
+
+    gate = threading.Event()
+
+    def slow(params: dict[str, Any]) -> dict[str, float]:
+        gate.wait(30)
+        return schaffer(params)
+
+    exp = hyperlab.Experiment(
+        slow,
+        SPACE,
+        metric=["a", "b"],
+        tuner="tpe",
+        max_trials=3,
+        seed=1,
+        progress=False,
+        executor="threads",
+        storage=str(tmp_path / "runs.db"),
+    )
+    exp.start()
+    try:
+        with pytest.raises(ConfigError, match=r"results\[1\].metrics: .*\['b'\] is missing"):
+            exp.import_data(
+                [
+                    {"params": {"x": 0.5}, "value": 0.25, "metrics": {"b": 2.25}},
+                    {"params": {"x": 1.0}, "value": 1.0},
+                ]
+            )
+        assert exp.import_data([{"params": {"x": 0.5}, "value": 0.25, "metrics": {"b": 2.25}}]) == 1
+    finally:
+        gate.set()
+    result = exp.wait(60)
+    assert len(result.trials) == 3 and all(t.values is not None for t in result.trials)

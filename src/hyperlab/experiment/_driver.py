@@ -386,7 +386,14 @@ class Driver(TrialFlow):
             self.store.add_imported(self.id, result.params, result.value, result.metrics)
             self.imported += 1
             self.tuner.observe(
-                imported_trial(self.id, self.imported, result.params, result.value, result.metrics)
+                imported_trial(
+                    self.id,
+                    self.imported,
+                    result.params,
+                    result.value,
+                    result.metrics,
+                    self.options,
+                )
             )
         if change.options:
             self.options = self.options.model_copy(update=change.options)

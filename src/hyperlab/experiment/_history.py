@@ -119,7 +119,7 @@ def retune(
     store.flush()  # what the driver wrote is read back below
     schedules = scheduling.assessor is tuner
     history = store.get_trials(experiment_id, reports=schedules)
-    feed_history(new, space, imported_trials(store, experiment_id), history, requeue=False)
+    feed_history(new, space, imported_trials(store, experiment_id, options), history, requeue=False)
     if schedules:
         assert isinstance(new, Assessor)
         scheduling = Scheduling(new)
@@ -130,10 +130,20 @@ def retune(
 
 
 def imported_trial(
-    experiment_id: str, count: int, params: dict[str, Any], value: float, metrics: dict[str, Any]
+    experiment_id: str,
+    count: int,
+    params: dict[str, Any],
+    value: float,
+    metrics: dict[str, Any],
+    options: ExperimentOptions,
 ) -> Trial:
     """The ``count``-th imported result (from 1) as the tuner sees it: a succeeded trial
-    numbered ``-count``, so that it never takes the number of a real trial."""
+    numbered ``-count``, so that it never takes the number of a real trial. With several
+    objectives its ``value`` is the first and ``metrics`` hold the others (``check_request``
+    saw to it)."""
+    values = None
+    if options.multi_objective:
+        values = (float(value), *(float(metrics[n]) for n in options.metrics[1:] if n))
     return Trial(
         experiment_id,
         -count,
@@ -141,12 +151,13 @@ def imported_trial(
         TrialStatus.SUCCEEDED,
         value=value,
         metrics=metrics,
+        values=values,
     )
 
 
-def imported_trials(store: Store, experiment_id: str) -> list[Trial]:
+def imported_trials(store: Store, experiment_id: str, options: ExperimentOptions) -> list[Trial]:
     """The experiment's imported results as the tuner sees them, in import order."""
     return [
-        imported_trial(experiment_id, i, row.params, row.value, row.metrics)
+        imported_trial(experiment_id, i, row.params, row.value, row.metrics, options)
         for i, row in enumerate(store.get_imported(experiment_id), start=1)
     ]

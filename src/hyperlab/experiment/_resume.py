@@ -84,7 +84,7 @@ def replay(
         except (ConfigError, SearchSpaceError):  # a grid: they stay drawn independently
             by_run.modelled = False
             space = tuner.space
-    imported = imported_trials(store, experiment_id)
+    imported = imported_trials(store, experiment_id, options)
     feed_history(tuner, space, imported, history, requeue=True)
     took = Replayed(tuner, imported=len(imported))
     for trial in history:
