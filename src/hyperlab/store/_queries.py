@@ -98,4 +98,5 @@ def summary_from_row(row: Any, options: ExperimentOptions) -> ExperimentSummary:
         max_duration=options.max_duration,
         metric=options.first_metric,
         research=options.research,
+        modes=options.modes,
     )

@@ -186,6 +186,8 @@ class ExperimentSummary:
         max_duration: Its ``max_duration`` option (seconds), if set.
         metric: The metric it optimizes, if named.
         research: What makes it a research (``hyperlab.Research``), or None.
+        modes: Each objective's direction (several for a multi-objective experiment; ``mode``
+            is the first).
     """
 
     id: str
@@ -206,6 +208,7 @@ class ExperimentSummary:
     max_duration: float | None = None
     metric: str | None = None
     research: ResearchOptions | None = None
+    modes: tuple[Mode, ...] = ()
 
 
 class Imported(NamedTuple):

@@ -384,6 +384,7 @@ class RecordCases:
             n_running=1,
             best_value=2.0,
             max_trials=10,
+            modes=(Mode.MIN,),
         )
         assert by_id["maxexp01"].best_value == 5.0
         assert by_id["maxexp01"].started_at == 301.0
