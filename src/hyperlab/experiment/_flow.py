@@ -38,6 +38,7 @@ from hyperlab.experiment._history import Retuned, retune
 from hyperlab.experiment._objective import ConstraintsFunc, ObjectiveRule
 from hyperlab.experiment._outage import StoreOutage
 from hyperlab.experiment._phases import Phases
+from hyperlab.experiment._progress import FrontSize
 from hyperlab.experiment._records import TrialRecords
 from hyperlab.experiment._requests import DefinedByRun, known_part
 from hyperlab.experiment._resume import replay, run_again
@@ -107,6 +108,7 @@ class TrialFlow(ABC):
         self.imported = took.imported  # results imported into the tuner so far
         self.counts = {"finished": 0, "failed": 0}
         self.best: float | None = None
+        self.front = FrontSize(options.modes) if options.multi_objective else None  # progress
         self.failures = FailureWatch(options, executor.concurrency)
         self.exhausted = False
         self.tuner_waits = False  # the tuner has nothing now, but may after the next trial ends
@@ -508,6 +510,8 @@ class TrialFlow(ABC):
             and self.options.first_mode.better(trial.value, self.best)
         ):
             self.best = trial.value
+        if self.front is not None:
+            self.front.add(trial)
 
     # ---- ending ---------------------------------------------------------------------------
 

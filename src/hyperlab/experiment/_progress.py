@@ -4,18 +4,30 @@ On a terminal, a rich progress bar redrawn ten times a second. When standard err
 terminal (``nohup``, batch-system logs, CI), a bar would print nothing useful until the end, so
 a plain line goes out every ``interval`` seconds (30 by default) and each time another tenth of
 ``max_trials`` has finished.
+
+Each shows the best value so far, or, for an experiment with several objectives, the size of
+the Pareto front so far (``front 7``), which the driver keeps in a ``FrontSize``.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
 
 from hyperlab._terminal import printable
 from hyperlab.config import MAX_TRIALS
+from hyperlab.trial import Mode, Trial, TrialStatus
 
-__all__ = ["PROGRESS_INTERVAL", "Progress", "ProgressDisplay", "ProgressLines", "make_progress"]
+__all__ = [
+    "PROGRESS_INTERVAL",
+    "FrontSize",
+    "Progress",
+    "ProgressDisplay",
+    "ProgressLines",
+    "make_progress",
+]
 
 REFRESH_INTERVAL = 0.1
 PROGRESS_INTERVAL = 30.0
@@ -24,7 +36,7 @@ PROGRESS_INTERVAL = 30.0
 
 class Progress(Protocol):
     """What the driver calls; ``driver`` has ``counts``, ``active``, ``best``, ``max_trials``
-    and ``elapsed()``."""
+    and ``elapsed()``, and ``front`` (a ``FrontSize``, or None for one objective)."""
 
     def update(self, driver: Any) -> None: ...
 
@@ -57,8 +69,48 @@ def make_progress(
     return ProgressLines(experiment_id, total, where=where)
 
 
+class FrontSize:
+    """The Pareto front of the trials seen so far, kept as it grows: each feasible SUCCEEDED
+    trial's objectives as losses, those no other dominates (equal ones all kept, as
+    ``hyperlab.pareto.pareto_front`` keeps them).
+
+    Args:
+        modes: Each objective's direction.
+    """
+
+    def __init__(self, modes: Sequence[Mode]) -> None:
+        self._signs = [Mode(m).sign for m in modes]
+        self._front: list[tuple[float, ...]] = []
+
+    def add(self, trial: Trial) -> None:
+        """Count ``trial`` if it is a feasible SUCCEEDED trial with every objective's value."""
+        values = trial.objectives
+        if trial.status is not TrialStatus.SUCCEEDED or not trial.feasible or values is None:
+            return
+        if len(values) != len(self._signs):
+            return
+        point = tuple(sign * v for sign, v in zip(self._signs, values, strict=True))
+        if any(_dominates(kept, point) for kept in self._front):
+            return
+        self._front = [kept for kept in self._front if not _dominates(point, kept)]
+        self._front.append(point)
+
+    def __len__(self) -> int:
+        return len(self._front)
+
+
+def _dominates(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return all(x <= y for x, y in zip(a, b, strict=True)) and any(
+        x < y for x, y in zip(a, b, strict=True)
+    )
+
+
 def _best(driver: Any) -> str:
-    return "-" if driver.best is None else f"{driver.best:.6g}"
+    """``best 0.125`` (``best -`` before any), or ``front 7`` with several objectives."""
+    front = getattr(driver, "front", None)
+    if front is not None:
+        return f"front {len(front)}"
+    return "best -" if driver.best is None else f"best {driver.best:.6g}"
 
 
 def _cap(total: int | None) -> int | None:
@@ -68,7 +120,8 @@ def _cap(total: int | None) -> int | None:
 
 
 class ProgressDisplay:
-    """A live bar: trials finished/total, running, failed, best value so far, elapsed time.
+    """A live bar: trials finished/total, running, failed, best value (or front size) so far,
+    elapsed time.
 
     Redrawn at most ten times a second, however often ``update`` is called.
     """
@@ -88,7 +141,7 @@ class ProgressDisplay:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("running {task.fields[running]}  failed {task.fields[failed]}"),
-            TextColumn("best {task.fields[best]}"),
+            TextColumn("{task.fields[best]}"),
             TimeElapsedColumn(),
             console=Console(stderr=True),
             transient=False,
@@ -98,7 +151,7 @@ class ProgressDisplay:
                 printable(f"hyperlab {experiment_id}: {where}"), markup=False, highlight=False
             )
         self._task = self._progress.add_task(
-            printable(experiment_id), total=_cap(total), running=0, failed=0, best="-"
+            printable(experiment_id), total=_cap(total), running=0, failed=0, best="best -"
         )
         self._progress.start()
         self._last = 0.0
@@ -171,7 +224,7 @@ class ProgressLines:
             f"hyperlab {self.experiment_id}: "
             f"{finished if total is None else f'{finished}/{total}'} trials, "
             f"{len(driver.active)} running, {driver.counts['failed']} failed, "
-            f"best {_best(driver)}, {minutes}m{seconds:02d}s"
+            f"{_best(driver)}, {minutes}m{seconds:02d}s"
         )
         self._print(line)
 
