@@ -223,6 +223,16 @@ def test_a_population_is_cached_until_an_earlier_generation_changes():
     assert 5 in tuner.population(3).numbers
 
 
+def test_nsga2_cuts_the_last_front_by_crowding_distance():
+    """Four non-dominated trials for three places: the extremes stay, and of the two inner
+    ones the more crowded, (0.2, 0.8) next to (0.25, 0.75), leaves."""
+    tuner = NSGAIITuner(SPACE, mode=("min", "min"), seed=0, population_size=3)
+    values = [(0.0, 1.0), (0.2, 0.8), (1.0, 0.0), (0.25, 0.75), (2.0, 2.0), (3.0, 3.0)]
+    for number, objective in enumerate(values):
+        tuner.observe(finished(number, propose(tuner, number), (objective, None)))
+    assert list(tuner.population(2).numbers) == [0, 2, 3]
+
+
 # ---------------------------------------------------------------- constraints
 
 

@@ -84,24 +84,13 @@ def test_nsga2_reaches_a_good_zdt1_front(crossover: str):
 
     got = score(run("nsga2", zdt1, 2, SEED, population_size=20, crossover=crossover))
     baseline = random_median(zdt1, 2, score)
-    assert got > 0.15  # 0.2 to 0.7 over 24 seeds tried
+    assert got > 0.1  # 0.19 to 0.73 over 25 seeds tried
     assert got > baseline  # 0 to 0.34 over 24 seeds
 
 
-def test_nsga3_converges_on_dtlz2_with_three_objectives():
-    values = run("nsga3", dtlz2, 3, SEED, population_size=20)
-    baseline = run("random", dtlz2, 3, SEED)
-    distance = np.linalg.norm(values[-100:], axis=1) - 1  # g: 0 on the front, 0.25 at random
-    assert np.median(distance) < 0.15
-    assert np.median(distance) < 0.6 * np.median(np.linalg.norm(baseline[-100:], axis=1) - 1)
-    reference = (1.1, 1.1, 1.1)
-    assert hypervolume(values, reference) > random_median(
-        dtlz2, 3, lambda v: hypervolume(v, reference)
-    )
-
-
-def test_nsga3_spreads_along_the_dtlz2_front():
-    """Niching keeps the last population near most reference directions, not in a corner."""
+def test_nsga3_converges_on_dtlz2_and_spreads_along_the_front():
+    """Its last population lies near the front (``g`` small) and near most reference
+    directions (niching), and all its trials dominate more than random search's."""
     tuner = create_tuner("nsga3", SPACE, mode=("min",) * 3, seed=SEED, args={"population_size": 20})
     values = {}
     for number in range(300):
@@ -119,11 +108,16 @@ def test_nsga3_spreads_along_the_dtlz2_front():
             )
         )
     last = np.array([values[int(n)] for n in tuner.population(15).numbers])  # type: ignore[attr-defined]
+    distance = np.linalg.norm(last, axis=1) - 1  # g: 0 on the front, 0.25 on average at random
+    assert np.median(distance) < 0.12  # 0.016 to 0.07 over 13 seeds tried
     references = das_dennis(3, 3)
     references /= np.linalg.norm(references, axis=1, keepdims=True)
     directions = last / np.linalg.norm(last, axis=1, keepdims=True)
     nearest = np.argmax(directions @ references.T, axis=1)
     assert len(set(nearest.tolist())) >= 9  # 10 on each of 8 other seeds
+    reference = (1.1, 1.1, 1.1)
+    got = hypervolume(np.array(list(values.values())), reference)
+    assert got > random_median(dtlz2, 3, lambda v: hypervolume(v, reference))
 
 
 @pytest.mark.parametrize("name", ["nsga2", "nsga3"])

@@ -29,7 +29,7 @@ import math
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -83,7 +83,8 @@ class GenerationalTuner(Tuner):
 
     multi_objective = True
     constraints = True
-    name = "nsga"
+    name: ClassVar[str] = "nsga"
+    """The tuner's registered name, in messages."""
 
     def __init__(
         self,
@@ -143,22 +144,29 @@ class GenerationalTuner(Tuner):
     def observe(self, trial: Trial) -> None:
         number = trial.number
         generation = number // self.population_size
-        del self._populations[generation + 1 :]
-        self._members.pop(number, None)
-        self._generations.get(generation, set()).discard(number)
         x = self.unit.encode(trial.params)
-        if x is None:
-            return
-        if self.unit.finite:
+        if x is not None and self.unit.finite:
             self._seen.add(UnitSpace.key(x))
+        member = None if x is None else self._member(trial, x)
+        if member is None and number not in self._members:
+            return  # no success now nor before: no population changes
+        del self._populations[generation + 1 :]
+        numbers = self._generations.setdefault(generation, set())
+        if member is None:
+            del self._members[number]
+            numbers.discard(number)
+        else:
+            self._members[number] = member
+            numbers.add(number)
+
+    def _member(self, trial: Trial, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+        """What a succeeded trial with finite objectives brings to the populations."""
         values = trial.objectives
         if trial.status is not TrialStatus.SUCCEEDED or values is None:
-            return
+            return None
         if len(values) != len(self.modes) or not all(math.isfinite(v) for v in values):
-            return
-        loss = np.asarray(values, dtype=float) * self._signs
-        self._members[number] = (x, loss, _violation(trial))
-        self._generations.setdefault(generation, set()).add(number)
+            return None
+        return x, np.asarray(values, dtype=float) * self._signs, _violation(trial)
 
     def suggest(self, number: int) -> dict[str, Any]:
         rng = self.rng(number)
@@ -206,7 +214,8 @@ class GenerationalTuner(Tuner):
             last = int(np.searchsorted(np.cumsum(counts), size, side="right"))
             kept = np.flatnonzero(rank < last)
             front = np.flatnonzero(rank == last)
-            picked = self._cut(candidates, kept, front, size - len(kept), rng)
+            n = size - len(kept)
+            picked = self._cut(candidates, kept, front, n, rng) if n else front[:0]
             chosen = np.sort(np.concatenate([kept, picked]))
         else:
             chosen = np.arange(len(rank))
@@ -237,18 +246,15 @@ class GenerationalTuner(Tuner):
         """The tournaments' tie-break between members of equal rank (higher wins)."""
 
     def _tournament(self, rng: np.random.Generator, population: Population, other: int) -> int:
-        """The winner of a binary tournament among the members other than ``other``."""
-        pool = np.delete(np.arange(len(population)), other) if other >= 0 else None
+        """The winner of a binary tournament among the members other than ``other`` (-1:
+        none left out)."""
         size = len(population) - (other >= 0)
-        if size == 1:
-            assert pool is not None
-            return int(pool[0])
-        i, j = rng.choice(size, size=2, replace=False)
-        if pool is not None:
-            i, j = pool[i], pool[j]
+        i, j = (int(v) for v in rng.integers([size, max(size - 1, 1)]))
+        j = j + (j >= i) if size > 1 else i  # another member than i, when there is one
+        i, j = (v + (0 <= other <= v) for v in (i, j))  # skip ``other``
         key_i = (population.rank[i], -population.secondary[i])
         key_j = (population.rank[j], -population.secondary[j])
-        return int(j if key_j < key_i else i)
+        return j if key_j < key_i else i
 
 
 def _violation(trial: Trial) -> float:
