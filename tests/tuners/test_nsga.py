@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import hyperlab
 from hyperlab import space as hs
 from hyperlab.errors import ConfigError
 from hyperlab.testing import TunerContract
@@ -331,3 +332,38 @@ def test_constructor_arguments_are_checked_without_create_tuner():
         NSGAIITuner(SPACE, mode=("min", "min"), seed=0, mutation_prob=-1)
     with pytest.raises(ConfigError, match=r"population_size >= 2, got 0"):
         NSGAIIITuner(SPACE, mode=("min", "min", "min"), seed=0, population_size=0)
+
+
+# ---------------------------------------------------------------- through the engine
+
+
+def schaffer(params: dict[str, Any]) -> dict[str, float]:
+    """Schaffer's problem N.1 (its front is x in [0, 2]) and a latency to constrain."""
+    x = params["x"]
+    return {"a": x**2, "b": (x - 2.0) ** 2, "lat": 10.0 * x}
+
+
+@pytest.mark.parametrize("name", NSGA)
+def test_an_experiment_with_several_objectives_and_constraints(tmp_path, name: str):
+    """``hyperlab.run`` with ``tuner=name``: the same seed gives the same trials, and the
+    front holds feasible trials only."""
+    space = {"x": {"_type": "uniform", "_value": [-1.0, 3.0]}}
+    options: dict[str, Any] = {
+        "metric": ["a", "b"],
+        "mode": ["min", "min"],
+        "constraints": ["lat <= 15"],
+        "tuner": name,
+        "tuner_args": {"population_size": 6},
+        "max_trials": 30,
+        "seed": 7,
+        "progress": False,
+    }
+    runs = [
+        hyperlab.run(schaffer, space, storage=str(tmp_path / f"{i}.db"), **options)
+        for i in range(2)
+    ]
+    params = [[t.params for t in sorted(r.trials, key=lambda t: t.number)] for r in runs]
+    assert len(params[0]) == 30
+    assert params[0] == params[1]
+    front = runs[0].best_trials
+    assert front and all(t.feasible and t.params["x"] <= 1.5 for t in front)
