@@ -118,7 +118,14 @@ def _parser() -> argparse.ArgumentParser:
     trials = commands.add_parser("trials", help="an experiment's trials")
     trials.add_argument("id", help="experiment id (or its unique name)")
     trials.add_argument("--status", help="only trials with this status (e.g. FAILED)")
-    trials.add_argument("--sort", choices=["number", "metric", "duration"], default="number")
+    trials.add_argument(
+        "--sort",
+        default="number",
+        help="number (default), metric (the first objective, best first), duration (longest "
+        "first), or a metric's name: an objective best first in its direction, another metric "
+        "ascending; a leading - reverses it (--sort=-loss)",
+    )
+    trials.add_argument("--desc", action="store_true", help="reverse the --sort order")
     trials.add_argument("--limit", type=int, help="show at most N trials")
     logs = commands.add_parser(
         "logs",

@@ -111,7 +111,12 @@ def status_option(value: str, kind: Any) -> str:
     return wanted
 
 
-def trial_table(trials: list, title: str | None = None) -> Any:
+def trial_table(
+    trials: list, title: str | None = None, *, objectives: list[str] | None = None
+) -> Any:
+    """The trials as a table: number, status, value (or, with ``objectives``, one column per
+    objective under those headings), feasibility when some trial has constraints, duration,
+    params, and the error of those that failed."""
     from rich.table import Table
 
     from hyperlab.experiment import last_line
@@ -119,13 +124,19 @@ def trial_table(trials: list, title: str | None = None) -> Any:
 
     errors = any(t.status is TrialStatus.FAILED for t in trials)
     lineage = any(t.parent is not None for t in trials)  # population based training's
-    columns = ["#", *(["from"] if lineage else []), "status", "value", "duration", "params"]
+    constrained = any(t.constraints is not None for t in trials)
+    values = objectives or ["value"]
+    shown = [*values, *(["feasible"] if constrained else []), "duration", "params"]
+    columns = ["#", *(["from"] if lineage else []), "status", *shown]
     table = Table(*columns, *(["error"] if errors else []), title=title)
     for t in trials:
         duration = "-" if t.duration is None else f"{t.duration:.2f}s"
-        value = "-" if t.value is None else f"{t.value:.6g}"
+        found = t.objectives or () if objectives else () if t.value is None else (t.value,)
+        value = [f"{v:.6g}" for v in found] if len(found) == len(values) else ["-"] * len(values)
+        if constrained:
+            value.append("-" if t.constraints is None else "yes" if t.feasible else "no")
         params = ", ".join(f"{k}={v!r}" for k, v in readable(flatten_params(t.params)).items())
-        row = [str(t.number), str(t.status), value, duration, params]
+        row = [str(t.number), str(t.status), *value, duration, params]
         if lineage:
             row.insert(1, "" if t.parent is None else f"#{t.parent}")
         if errors:

@@ -1,5 +1,7 @@
 """The commands that read the store: ``ls``, ``show``, ``trials``, ``logs``, ``export``, and
-``rm``. ``show`` and ``trials`` list the later phases of multi-phase (NNI) trials too."""
+``rm``. ``show`` and ``trials`` list the later phases of multi-phase (NNI) trials too; for an
+experiment with several objectives, ``show`` lists the Pareto front and ``ls`` its size
+(``_front``)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,13 @@ from hyperlab.cli._common import (
     trial_table,
     when,
     write_export,
+)
+from hyperlab.cli._front import (
+    constraint_line,
+    front_table,
+    objective_columns,
+    objective_line,
+    sort_trials,
 )
 from hyperlab.cli._research import export_research, show_research
 from hyperlab.errors import ConfigError
@@ -70,7 +79,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
             # MAX_TRIALS), or a research whose runs are not counted yet
             trials = f"{exp.n_finished}/?" if exp.id in researches else str(exp.n_finished)
         status = f"{exp.status} (driver lost)" if exp.driver_lost else str(exp.status)
-        best = "-" if exp.best_value is None else f"{exp.best_value:.6g}"
+        best = _best_column(store, exp)
         table.add_row(
             printable(exp.id),
             printable(exp.name or ""),
@@ -84,6 +93,14 @@ def cmd_ls(args: argparse.Namespace) -> int:
         )
     make_console().print(table)
     return 0
+
+
+def _best_column(store: Any, summary: Any) -> str:
+    """The ``best`` cell of ``ls``: the best value, or ``front N`` with several objectives."""
+    if len(summary.modes) > 1:
+        front = store.get_pareto_front(summary.id, summary.modes, params=False).front
+        return f"front {len(front)}" if front else "-"
+    return "-" if summary.best_value is None else f"{summary.best_value:.6g}"
 
 
 def _none_listed(store: Any, args: argparse.Namespace) -> str:
@@ -120,7 +137,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         "status": record.shown_status,
         "trials": ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none yet",
         "imported": f"{len(store.get_imported(record.id))} results (fed to the tuner)",
-        "objective": f"{options.first_metric or 'default'} ({options.first_mode})",
+        "objective": objective_line(options),
+        "feasible": constraint_line(options, trials) or "",
         "tuner": f"{options.tuner} {json.dumps(options.tuner_args)}",
         "assessor": (
             "none"
@@ -143,8 +161,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         "finished": when(record.finished_at),
         "elapsed": duration(record.elapsed),
     }
-    if not lines["by run"]:
-        del lines["by run"]
+    for key in ("by run", "feasible"):
+        if not lines[key]:
+            del lines[key]
     if record.driver_alive():
         lines["driver"] = f"pid {record.driver_pid} on {record.driver_host}"
         if record.server_url is not None:
@@ -181,9 +200,18 @@ def cmd_show(args: argparse.Namespace) -> int:
         console.print("  environment")
         for line in environment:
             console.print(f"    {line}")
-    top = [t for t in options.first_mode.ranked(trials) if t.value is not None][:10]
-    if top:
-        console.print(trial_table(top, title="top 10 trials"))
+    if options.multi_objective:
+        from hyperlab.pareto import pareto_front
+
+        front = pareto_front(trials, options.modes)
+        if front:
+            console.print(front_table(front, options))
+        else:
+            console.print("  no trial on the Pareto front yet (none succeeded feasible)")
+    else:
+        top = [t for t in options.first_mode.ranked(trials) if t.value is not None][:10]
+        if top:
+            console.print(trial_table(top, title="top 10 trials"))
     best = sorted(
         (p for p in phases if p.value is not None),
         key=lambda p: (options.first_mode.sign * p.value, p.number, p.index),
@@ -204,16 +232,13 @@ def cmd_trials(args: argparse.Namespace) -> int:
     if args.status:
         wanted = status_option(args.status, TrialStatus)
         trials = [t for t in trials if t.status.value == wanted]
-    if args.sort == "metric":
-        trials = record.options.first_mode.ranked(trials)
-    elif args.sort == "duration":
-        trials = sorted(trials, key=lambda t: -(t.duration or 0.0))
+    trials = sort_trials(trials, record.options, args.sort, descending=args.desc)
     if args.limit is not None:
         if args.limit < 1:
             raise ConfigError(f"--limit: expected a positive number, got {args.limit}")
         trials = trials[: args.limit]
     console = make_console()
-    console.print(trial_table(trials))
+    console.print(trial_table(trials, objectives=objective_columns(record.options)))
     phases = [phase for t in trials for phase in t.phases]
     if phases:
         console.print(_phase_table(phases, title="later phases of multi-phase trials"))
