@@ -142,7 +142,12 @@ def new_space(record: ExperimentRecord, space: Any) -> SearchSpace:
         )
     options = record.options
     create_tuner(
-        options.tuner, parsed, mode=options.modes, seed=record.seed, args=options.tuner_args
+        options.tuner,
+        parsed,
+        mode=options.modes,
+        seed=record.seed,
+        args=options.tuner_args,
+        constrained=options.constraints is not None,
     )
     return parsed
 
