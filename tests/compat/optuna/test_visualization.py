@@ -164,9 +164,7 @@ def test_param_importances_are_optunas_bars(studies: tuple[Any, Any]) -> None:
     assert dict(zip(bar.y, bar.x, strict=True)) == pytest.approx(found)
 
 
-def test_pareto_front_and_matplotlib_are_refused_naming_what_to_use() -> None:
-    with pytest.raises(NotImplementedError, match="several objectives are not yet supported"):
-        hl.visualization.plot_pareto_front(None)
+def test_matplotlib_is_refused_naming_what_to_use() -> None:
     with pytest.raises(NotImplementedError, match="plot_optimization_history"):
         importlib.import_module("hyperlab.compat.optuna.visualization.matplotlib")
     with pytest.raises(NotImplementedError, match=r"plotly plots of optuna\.visualization"):

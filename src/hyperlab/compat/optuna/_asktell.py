@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import queue
 import threading
+import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hyperlab.compat.optuna._handle import StudyHandle
-from hyperlab.compat.optuna._objective import result
+from hyperlab.compat.optuna._objective import ValuesRejected, result, values_of
 from hyperlab.compat.optuna.trial import Trial, TrialState
 from hyperlab.errors import HyperlabError, TrialStopped
 from hyperlab.experiment import Callback
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from hyperlab.experiment import Experiment
     from hyperlab.trial import Trial as Record
 
-__all__ = ["AskTell"]
+__all__ = ["AskTell", "check_told"]
 
 WAKE = 0.1
 """Seconds between two looks at a waiting trial's stop flag."""
@@ -40,7 +42,8 @@ class AskTell(Callback):
         self.study = study
         self.experiment: Experiment | None = None
         self._started: queue.Queue[TrialContext] = queue.Queue()
-        self._outcomes: dict[int, queue.Queue[tuple[TrialState, Any, dict]]] = {}
+        self._outcomes: dict[int, queue.Queue[tuple[TrialState, Any]]] = {}
+        self._asked: dict[int, Trial] = {}  # the live trials, by number, until told
         self._recorded: dict[int, threading.Event] = {}
         self._lock = threading.Lock()
 
@@ -57,13 +60,15 @@ class AskTell(Callback):
                 break
             except queue.Empty:
                 self._check_running()
-        return Trial(self.study, context, self.study.next_enqueued(), self.study.grid_names)
+        trial = Trial(self.study, context, self.study.next_enqueued(), self.study.grid_names)
+        with self._lock:
+            self._asked[trial.number] = trial
+        return trial
 
-    def tell(self, trial: Trial | int, state: TrialState, value: Any) -> None:
-        """End ``trial`` with ``state`` (and ``value`` when COMPLETE); returns once the driver
-        recorded it."""
+    def tell(self, trial: Trial | int, state: TrialState, values: Any) -> None:
+        """End ``trial`` with ``state`` (and ``values`` when COMPLETE); returns once the
+        driver recorded it."""
         number = trial if isinstance(trial, int) else trial.number
-        attrs = {} if isinstance(trial, int) else trial.user_attrs
         with self._lock:
             outcome = self._outcomes.pop(number, None)
             recorded = self._recorded.setdefault(number, threading.Event())
@@ -71,7 +76,7 @@ class AskTell(Callback):
                 self._executor().concurrency -= 1
         if outcome is None:
             raise ValueError(f"trial {number} is not an asked trial waiting for tell()")
-        outcome.put((state, value, attrs))
+        outcome.put((state, values))
         if not recorded.wait(TOLD_WAIT):
             raise HyperlabError(f"trial {number}: the driver did not record its end in time")
 
@@ -100,7 +105,7 @@ class AskTell(Callback):
     def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
         """The trial function: hand the context to ``ask``, wait for ``tell``."""
         context = current()
-        box: queue.Queue[tuple[TrialState, Any, dict]] = queue.Queue(maxsize=1)
+        box: queue.Queue[tuple[TrialState, Any]] = queue.Queue(maxsize=1)
         with self._lock:
             self._outcomes[context.number] = box
             self._recorded.setdefault(context.number, threading.Event())
@@ -109,17 +114,19 @@ class AskTell(Callback):
             if context.stop_requested:
                 raise TrialStopped(f"trial {context.number}: the study's session ended")
             try:
-                state, value, attrs = box.get(timeout=WAKE)
+                state, values = box.get(timeout=WAKE)
                 break
             except queue.Empty:
                 continue
+        with self._lock:
+            trial = self._asked.pop(context.number, None)
         if state is TrialState.PRUNED:
             if context.ask is not None:
                 context.request("early_stop")
             raise TrialStopped("pruned")
-        if state is TrialState.FAIL:
+        if state is TrialState.FAIL or trial is None:
             raise HyperlabError("told FAIL")
-        return result(value, attrs)
+        return result(self.study, trial, values)
 
     # ---- the driver's side -----------------------------------------------------------------
 
@@ -130,3 +137,40 @@ class AskTell(Callback):
             event = self._recorded.pop(trial.number, None)
         if event is not None:
             event.set()
+
+
+def check_told(
+    values: float | Sequence[float] | None, state: TrialState | None, objectives: int
+) -> tuple[TrialState, list[float] | None]:
+    """The state and values ``tell(values, state)`` ends a trial with, as Optuna's: values
+    without a state that are not one number per objective (or no values) make it FAIL, with
+    a ``UserWarning`` saying why.
+
+    Raises:
+        ValueError: a state with values it cannot have (or without those it needs), or
+            COMPLETE values that are not one number per objective (Optuna's messages).
+    """
+    told = None if values is None else list(values) if isinstance(values, Sequence) else [values]
+    if state is TrialState.COMPLETE and told is None:
+        raise ValueError(
+            "No values were told. Values are required when state is TrialState.COMPLETE."
+        )
+    if state in (TrialState.PRUNED, TrialState.FAIL) and told is not None:
+        raise ValueError(
+            "Values were told. Values cannot be specified when state is "
+            "TrialState.PRUNED or TrialState.FAIL."
+        )
+    if state not in (None, TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL):
+        raise ValueError(f"Cannot tell with state TrialState.{TrialState(state).name}.")
+    if state is not None and state is not TrialState.COMPLETE:
+        return state, None
+    if told is None:
+        warnings.warn("The value None could not be cast to float.", UserWarning, stacklevel=3)
+        return TrialState.FAIL, None
+    try:
+        return TrialState.COMPLETE, values_of(told, objectives)
+    except ValuesRejected as exc:
+        if state is TrialState.COMPLETE:
+            raise ValueError(str(exc)) from None
+        warnings.warn(str(exc), UserWarning, stacklevel=3)
+        return TrialState.FAIL, None

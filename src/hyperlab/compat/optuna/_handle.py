@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from hyperlab.compat.optuna.samplers import BaseSampler
+
 __all__ = ["StudyHandle"]
 
 
@@ -16,6 +18,13 @@ class StudyHandle(Protocol):
 
     grid_names: frozenset[str]
     """Parameters a ``GridSampler`` sets: their values come from its grid."""
+
+    sampler: BaseSampler
+    """Its sampler (its ``constraints_func`` judges each trial that completes)."""
+
+    @property
+    def directions(self) -> list[Any]:
+        """Its directions, one per objective."""
 
     def next_enqueued(self) -> dict[str, Any] | None:
         """The parameters of the next enqueued trial (taken), or None."""

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Container, Iterable
 from typing import Any
 
-from hyperlab.compat.optuna._objective import Objective
+from hyperlab.compat.optuna._objective import Objective, ValuesRejected
 from hyperlab.compat.optuna.distributions import to_spec
 from hyperlab.compat.optuna.logging import trial_logger
 from hyperlab.compat.optuna.trial import FrozenTrial, TrialState
@@ -38,12 +38,13 @@ class TrialView:
 
     Args:
         trials: The study's trials as stored when ``optimize`` starts.
-        maximize: Whether the study maximizes (for its best trial).
+        maximize: Whether the study maximizes (for its best trial); None for several
+            objectives (no best trial).
         live: The live ``Trial`` of a running trial's number (None once it ended).
     """
 
     def __init__(
-        self, trials: Iterable[FrozenTrial], maximize: bool, live: Callable[[int], Any]
+        self, trials: Iterable[FrozenTrial], maximize: bool | None, live: Callable[[int], Any]
     ) -> None:
         self.maximize = maximize
         self.live = live
@@ -80,14 +81,17 @@ class TrialView:
 
     def _keep(self, trial: FrozenTrial) -> None:
         self._frozen[trial.number] = trial
-        if trial.state is TrialState.COMPLETE and trial.value is not None:
+        if self.maximize is None or trial.state is not TrialState.COMPLETE:
+            return
+        if trial.value is not None and trial.feasible:
             best = self._best
             if best is None or _better(trial.value, best.value, self.maximize):
                 self._best = trial
 
     @property
     def best(self) -> FrozenTrial | None:
-        """The COMPLETE trial with the best value (the earliest among equals), if any."""
+        """The feasible COMPLETE trial with the best value (the earliest among equals), if
+        any (None with several objectives)."""
         return self._best
 
     def trials(
@@ -188,7 +192,11 @@ def log_trial(
     logger = trial_logger()
     number = trial.number
     if trial.state is TrialState.COMPLETE:
-        if logger.isEnabledFor(logging.INFO):
+        if logger.isEnabledFor(logging.INFO) and trial.values and len(trial.values) > 1:
+            logger.info(
+                f"Trial {number} finished with values: {trial.values} and parameters: {params}."
+            )
+        elif logger.isEnabledFor(logging.INFO):
             line = f"Trial {number} finished with value: {trial.value} and parameters: {params}."
             if best is not None:
                 line += f" Best is trial {best.number} with value: {best.value}."
@@ -198,6 +206,8 @@ def log_trial(
         logger.info(f"Trial {number} pruned. {reason}")
     elif trial.state is TrialState.FAIL:
         exc, value = (None, None) if failure is None else failure
+        if isinstance(exc, ValuesRejected):  # Optuna says why, without a traceback
+            error, exc = str(exc), None
         logger.warning(
             f"Trial {number} failed with parameters: {params} because of the following "
             f"error: {error if exc is None else repr(exc)}.",

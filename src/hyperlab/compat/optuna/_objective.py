@@ -4,21 +4,31 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hyperlab.compat.optuna._handle import StudyHandle
 from hyperlab.compat.optuna.exceptions import TrialPruned
-from hyperlab.compat.optuna.trial import USER_ATTRS, Trial
+from hyperlab.compat.optuna.trial import (
+    CONSTRAINTS_KEY,
+    SYSTEM_ATTRS,
+    USER_ATTRS,
+    Trial,
+    constraints_of,
+)
 from hyperlab.errors import HyperlabError, TrialStopped
 from hyperlab.reporting.context import current
+from hyperlab.trial import Trial as Record
 
-__all__ = ["Objective"]
+__all__ = ["METRIC", "Objective", "ValuesRejected", "metric_names", "result", "stored_constraints"]
+
+METRIC = "value"
+"""The metric of a single-objective study's value."""
 
 
 class Objective:
-    """``func(trial) -> float`` as a hyperlab trial: returns ``{"value": v}`` (plus the
-    trial's user attributes), ends EARLY_STOPPED on ``TrialPruned``, FAILED on an exception
+    """``func(trial) -> float`` (or a sequence, one value per objective) as a hyperlab trial:
+    returns its metrics (``result``), ends EARLY_STOPPED on ``TrialPruned``, FAILED on an exception
     in ``catch``; any other exception fails the trial and ends ``optimize`` with it, once the
     running trials ended, as Optuna does.
 
@@ -58,6 +68,13 @@ class Objective:
         self.trials[context.number] = trial
         try:
             value = self.func(trial)
+            try:
+                return result(self.study, trial, value)
+            except ValuesRejected as exc:  # not a value per objective: the trial fails
+                self.failures[context.number] = (exc, value)
+                raise
+        except ValuesRejected:
+            raise
         except TrialPruned as exc:
             self.failures[context.number] = (exc, None)
             if context.ask is not None:
@@ -73,34 +90,82 @@ class Objective:
                         self.fatal = exc
                 self.study.stop()
             raise
+
+
+class ValuesRejected(HyperlabError):
+    """What the objective returned (or ``tell`` was given) is not a value per objective:
+    the trial fails with Optuna's message, as Optuna's does."""
+
+
+def values_of(returned: Any, objectives: int) -> list[float]:
+    """The objective's value(s) as finite floats, one per objective, or ``ValuesRejected``
+    with Optuna's message (not a number, NaN, or another count than ``objectives``)."""
+    values = list(returned) if isinstance(returned, Sequence) else [returned]
+    errors = []
+    numbers = []
+    for value in values:
         try:
-            return result(value, trial.user_attrs)
-        except HyperlabError as exc:  # not a number: the trial fails, as in Optuna
-            self.failures[context.number] = (exc, value)
-            raise
+            number = float(value)
+        except (TypeError, ValueError):
+            errors.append(f"The value {value!r} could not be cast to float")
+            continue
+        if math.isnan(number):
+            errors.append(f"The value {value} is not acceptable")
+        numbers.append(number)
+    if errors:
+        raise ValuesRejected("; ".join(errors))
+    if len(numbers) != objectives:
+        raise ValuesRejected(
+            f"The number of the values {len(numbers)} did not match the number of the "
+            f"objectives {objectives}"
+        )
+    return numbers
 
 
-def result(value: Any, user_attrs: dict[str, Any]) -> dict[str, Any]:
-    """A trial's final metrics: its value, and its user attributes when it set any."""
-    return {"value": number_of(value), **({USER_ATTRS: user_attrs} if user_attrs else {})}
+def result(study: StudyHandle, trial: Trial, returned: Any) -> dict[str, Any]:
+    """A completed trial's final metrics: its value (``value``, or ``values_0``,
+    ``values_1``... with several objectives), its user attributes and its system
+    attributes (its constraints) when it has any. The sampler's ``constraints_func``, if
+    any, judges the trial here, as Optuna's sampler does when a trial completes.
+
+    Raises:
+        ValuesRejected: ``returned`` is not one number per objective.
+        ValueError: the ``constraints_func`` returned NaN, as Optuna.
+    """
+    values = values_of(returned, len(study.directions))
+    metrics: dict[str, Any] = (
+        {METRIC: values[0]}
+        if len(values) == 1
+        else {name: v for name, v in zip(metric_names(len(values)), values, strict=True)}
+    )
+    system = trial.system_attrs
+    judge = study.sampler.constraints_func
+    if judge is not None:
+        found = judge(trial.frozen())
+        constraints = [float(c) for c in found]
+        if any(math.isnan(c) for c in constraints):
+            raise ValueError("Constraint values cannot be NaN.")
+        system[CONSTRAINTS_KEY] = constraints
+    if trial.user_attrs:
+        metrics[USER_ATTRS] = trial.user_attrs
+    if system:
+        metrics[SYSTEM_ATTRS] = system
+    return metrics
 
 
-def number_of(value: Any) -> float:
-    """The objective's value as a finite float, or the trial fails saying why (as Optuna
-    marks it FAIL)."""
-    if isinstance(value, (list, tuple)):
-        if len(value) != 1:
-            raise HyperlabError(
-                f"the objective returned {len(value)} values; a single-objective study takes one"
-            )
-        value = value[0]
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise HyperlabError(
-            f"the objective returned {value!r}, which is not a number (Optuna fails the "
-            "trial likewise)"
-        ) from None
-    if math.isnan(number):
-        raise HyperlabError("the objective returned nan (Optuna fails the trial likewise)")
-    return number
+def metric_names(objectives: int) -> tuple[str, ...]:
+    """The metrics of a study's objectives: ``("value",)`` for one, ``("values_0",
+    "values_1", ...)`` (Optuna's names in ``trials_dataframe``) for several."""
+    if objectives == 1:
+        return (METRIC,)
+    return tuple(f"values_{i}" for i in range(objectives))
+
+
+def stored_constraints(record: Record) -> list[float]:
+    """The constraints of a finished hyperlab trial of a study, from the system attributes
+    it stored: the experiment's constraints function, so that hyperlab's tuners,
+    ``Result.best_trials`` and the dashboard see them. A trial without any is feasible, as in
+    Optuna: ``[0.0]`` (hyperlab's constraints functions give at least one value)."""
+    system = record.metrics.get(SYSTEM_ATTRS)
+    found = list(constraints_of(system).values()) if isinstance(system, dict) else []
+    return found or [0.0]

@@ -12,7 +12,8 @@ import shutil
 from collections.abc import Sequence
 from typing import Any
 
-from hyperlab.compat.optuna._study import METRIC, Study, StudyDirection
+from hyperlab.compat.optuna._objective import metric_names
+from hyperlab.compat.optuna._study import Study, StudyDirection
 from hyperlab.compat.optuna.exceptions import DuplicatedStudyError
 from hyperlab.compat.optuna.pruners import BasePruner, MedianPruner
 from hyperlab.compat.optuna.samplers import BaseSampler, TPESampler
@@ -42,21 +43,17 @@ def create_study(
 ) -> Study:
     """A new study (or, with ``load_if_exists``, the stored one of that name).
 
+    ``directions`` (one per objective) makes a multi-objective study: its objective returns
+    one value per direction.
+
     Raises:
-        NotImplementedError: ``directions`` (multi-objective) or an unmapped sampler/pruner.
+        NotImplementedError: An unmapped sampler/pruner.
+        ValueError: ``direction`` and ``directions`` both given, or a direction that is
+            neither ``"minimize"`` nor ``"maximize"`` (Optuna's messages).
         DuplicatedStudyError: A study of that name exists and ``load_if_exists`` is False.
     """
-    if directions is not None:
-        if len(directions) != 1:
-            raise NotImplementedError(
-                f"create_study(directions={list(directions)!r}): hyperlab has no "
-                "multi-objective optimization yet; optimize one objective (direction=...)"
-            )
-        if direction is not None:
-            raise ValueError("Specify only one of `direction` and `directions`.")
-        direction = directions[0]
+    chosen = _directions(direction, directions)
     url = _storage_url(storage)
-    chosen = _direction(direction)
     sampler = _sampler(sampler)
     pruner = _pruner(pruner)
     if study_name is not None:
@@ -109,9 +106,9 @@ class StudySummary:
 
     Attributes:
         study_name: Its name.
-        directions: Its direction, in a list (``direction`` is the one).
-        best_trial: Its COMPLETE trial with the best value (None when there is none, or when
-            not asked for).
+        directions: Its directions, one per objective (``direction`` is the only one).
+        best_trial: Its COMPLETE trial with the best value (None when there is none, when
+            not asked for, or with several objectives).
         user_attrs: Its attributes (always empty: hyperlab keeps attributes per trial).
         n_trials: How many trials it has, in every state.
         datetime_start: When it first ran (None before that).
@@ -121,14 +118,14 @@ class StudySummary:
     def __init__(
         self,
         study_name: str,
-        direction: StudyDirection,
+        directions: Sequence[StudyDirection],
         best_trial: FrozenTrial | None,
         n_trials: int,
         datetime_start: datetime.datetime | None,
         experiment_id: str,
     ) -> None:
         self.study_name = study_name
-        self.directions = [direction]
+        self.directions = list(directions)
         self.best_trial = best_trial
         self.user_attrs: dict[str, Any] = {}
         self.n_trials = n_trials
@@ -137,11 +134,21 @@ class StudySummary:
 
     @property
     def direction(self) -> StudyDirection:
+        """Its direction.
+
+        Raises:
+            RuntimeError: for a multi-objective study, as Optuna.
+        """
+        if len(self.directions) > 1:
+            raise RuntimeError(
+                "This attribute is not available during multi-objective optimization."
+            )
         return self.directions[0]
 
     def __repr__(self) -> str:
+        names = ", ".join(d.name for d in self.directions)
         return (
-            f"StudySummary(study_name={self.study_name!r}, direction={self.direction.name}, "
+            f"StudySummary(study_name={self.study_name!r}, directions=[{names}], "
             f"n_trials={self.n_trials}, experiment_id={self.experiment_id!r})"
         )
 
@@ -157,17 +164,18 @@ def get_all_study_summaries(storage: Any, include_best_trial: bool = True) -> li
 
 def _summary(store: Store, found: ExperimentSummary, include_best_trial: bool) -> StudySummary:
     best = None
-    if include_best_trial:
+    experiment = store.get_experiment(found.id)
+    directions = _of_modes(experiment.options.modes)
+    if include_best_trial and len(directions) == 1:
         record = store.get_best_trial(found.id, found.mode)
         if record is not None:
-            experiment = store.get_experiment(found.id)
             best = FrozenTrial.from_record(
                 record, {**experiment.space, **experiment.options.suggested}
             )
     started = found.started_at
     return StudySummary(
         study_name=found.name or "",
-        direction=StudyDirection.MAXIMIZE if found.mode is Mode.MAX else StudyDirection.MINIMIZE,
+        directions=directions,
         best_trial=best,
         n_trials=found.n_trials,
         datetime_start=None if started is None else datetime.datetime.fromtimestamp(started),
@@ -209,15 +217,18 @@ def _loaded(
     name: str, url: str | None, found: str, sampler: BaseSampler, pruner: BasePruner
 ) -> Study:
     record = Store.open(url).get_experiment(found)
-    if record.options.first_metric != METRIC:
+    options = record.options
+    if options.metrics != metric_names(len(options.metrics)):
         raise ValueError(
             f"hyperlab experiment {found} named {name!r} was not made as an Optuna study "
-            f"(its metric is {record.options.first_metric!r}, not {METRIC!r})"
+            f"(its metrics are {list(options.metrics)}, not "
+            f"{list(metric_names(len(options.metrics)))})"
         )
-    direction = (
-        StudyDirection.MAXIMIZE if record.options.first_mode.value == "max" else (StudyDirection.MINIMIZE)
-    )
-    return Study(name, url, direction, sampler, pruner, found)
+    return Study(name, url, _of_modes(options.modes), sampler, pruner, found)
+
+
+def _of_modes(modes: Sequence[Mode]) -> list[StudyDirection]:
+    return [StudyDirection.MAXIMIZE if m is Mode.MAX else StudyDirection.MINIMIZE for m in modes]
 
 
 def _sampler(sampler: BaseSampler | None) -> BaseSampler:
@@ -226,7 +237,8 @@ def _sampler(sampler: BaseSampler | None) -> BaseSampler:
     if not isinstance(sampler, BaseSampler):
         raise NotImplementedError(
             f"sampler={type(sampler).__name__}: hyperlab maps TPESampler, RandomSampler, "
-            "CmaEsSampler, GPSampler and GridSampler of hyperlab.compat.optuna.samplers"
+            "CmaEsSampler, GPSampler, GridSampler, NSGAIISampler and NSGAIIISampler of "
+            "hyperlab.compat.optuna.samplers"
         )
     return sampler
 
@@ -243,14 +255,27 @@ def _pruner(pruner: BasePruner | None) -> BasePruner:
     return pruner
 
 
-def _direction(value: str | StudyDirection | None) -> StudyDirection:
-    if value is None:
-        return StudyDirection.MINIMIZE
-    if isinstance(value, StudyDirection) and value is not StudyDirection.NOT_SET:
-        return value
-    if value in ("minimize", "maximize"):
-        return StudyDirection.MINIMIZE if value == "minimize" else StudyDirection.MAXIMIZE
-    raise ValueError(f"direction: expected 'minimize' or 'maximize', got {value!r}")
+def _directions(
+    direction: str | StudyDirection | None, directions: Sequence[str | StudyDirection] | None
+) -> list[StudyDirection]:
+    """The study's directions, checked as Optuna's ``create_study`` checks them."""
+    if direction is not None and directions is not None:
+        raise ValueError("Specify only one of `direction` and `directions`.")
+    given = list(directions) if directions is not None else [direction or "minimize"]
+    if len(given) < 1:
+        raise ValueError("The number of objectives must be greater than 0.")
+    if not all(_known(d) for d in given):
+        raise ValueError(
+            f"`directions` must be a list of `minimize` or `maximize`, but got {given}. For "
+            "single-objective optimization, please use `direction` instead of `directions`."
+        )
+    return [d if isinstance(d, StudyDirection) else StudyDirection[str(d).upper()] for d in given]
+
+
+def _known(value: object) -> bool:
+    if isinstance(value, StudyDirection):
+        return value is not StudyDirection.NOT_SET
+    return value in ("minimize", "maximize")
 
 
 def _storage_url(storage: Any) -> str | None:

@@ -3,7 +3,10 @@
 A study is a hyperlab experiment named after it, in hyperlab's store (``storage`` is an
 Optuna-style database URL, ``sqlite:///...`` or ``postgresql://...``; by default hyperlab's
 own store, so the study is listed by ``hyperlab ls`` and shown on the dashboard). Its metric
-is ``value``; its search space starts empty (a grid's excepted) and grows as the objective
+is ``value``, or ``values_0``, ``values_1``... with several objectives (``directions``), each
+with its mode; a trial's constraints (``trial.set_constraint``, a sampler's
+``constraints_func``) are kept with its result and are the experiment's constraints. Its
+search space starts empty (a grid's excepted) and grows as the objective
 suggests parameters. Each ``optimize`` call runs the experiment (the first creates it, later
 ones continue it) for ``n_trials`` more trials or ``timeout`` more seconds: the objective runs
 in this thread (``n_jobs=1``) or on ``n_jobs`` threads, as in Optuna. ``create_study`` and
@@ -13,6 +16,7 @@ in this thread (``n_jobs=1``) or on ``n_jobs`` threads, as in Optuna. ``create_s
 from __future__ import annotations
 
 import contextlib
+import copy
 import enum
 import os
 import threading
@@ -20,9 +24,10 @@ from collections import deque
 from collections.abc import Callable, Container, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hyperlab.compat.optuna._asktell import AskTell
+from hyperlab.compat.optuna._asktell import AskTell, check_told
+from hyperlab.compat.optuna._frames import pareto_front, trials_frame
 from hyperlab.compat.optuna._hooks import OptimizeHooks, TrialView
-from hyperlab.compat.optuna._objective import Objective
+from hyperlab.compat.optuna._objective import Objective, metric_names, stored_constraints
 from hyperlab.compat.optuna.pruners import BasePruner
 from hyperlab.compat.optuna.samplers import BaseSampler
 from hyperlab.compat.optuna.trial import FrozenTrial, Trial, TrialState
@@ -31,13 +36,13 @@ from hyperlab.errors import ConfigError, ExperimentBusy, TrialError
 from hyperlab.experiment import Callback, Experiment
 from hyperlab.store import Store
 from hyperlab.trial import Trial as Record
+from hyperlab.tuners import tuner_class
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["METRIC", "Study", "StudyDirection"]
+__all__ = ["Study", "StudyDirection"]
 
-METRIC = "value"
 UNBOUNDED = MAX_TRIALS
 """``max_trials`` for an ``optimize`` without ``n_trials``: until ``timeout`` or ``stop()``."""
 
@@ -57,14 +62,14 @@ class Study:
         self,
         study_name: str | None,
         storage: str | None,
-        direction: StudyDirection,
+        directions: Sequence[StudyDirection],
         sampler: BaseSampler,
         pruner: BasePruner,
         experiment_id: str | None = None,
     ) -> None:
         self.study_name = study_name
         self._storage = storage
-        self._direction = direction
+        self._directions = list(directions)
         self.sampler = sampler
         self.pruner = pruner
         self._id = experiment_id
@@ -93,11 +98,25 @@ class Study:
 
     @property
     def direction(self) -> StudyDirection:
-        return self._direction
+        """Its direction.
+
+        Raises:
+            RuntimeError: in a multi-objective study (read ``directions``), as Optuna.
+        """
+        if self._multi_objective():
+            raise RuntimeError(
+                "A single direction cannot be retrieved from a multi-objective study. Consider "
+                "using Study.directions to retrieve a list containing all directions."
+            )
+        return self._directions[0]
 
     @property
     def directions(self) -> list[StudyDirection]:
-        return [self._direction]
+        """Its directions, one per objective."""
+        return list(self._directions)
+
+    def _multi_objective(self) -> bool:
+        return len(self._directions) > 1
 
     @property
     def experiment_id(self) -> str | None:
@@ -150,7 +169,9 @@ class Study:
             raise ValueError(f"n_jobs: expected a positive int or -1, got {n_jobs!r}")
         self._end_session()
         objective = Objective(self, func, caught)
-        maximize = self._direction is StudyDirection.MAXIMIZE
+        maximize = (
+            None if self._multi_objective() else self._directions[0] is StudyDirection.MAXIMIZE
+        )
         view = TrialView(self.get_trials(deepcopy=False), maximize, objective.trials.get)
         hooks = [OptimizeHooks(self, objective, view, list(callbacks or ()), gc_after_trial)]
         executor = "inprocess" if jobs == 1 else "threads"
@@ -192,8 +213,11 @@ class Study:
             experiment = Experiment(
                 objective,
                 self.sampler.space(),
-                metric=METRIC,
-                mode="max" if self._direction is StudyDirection.MAXIMIZE else "min",
+                metric=metric_names(len(self._directions)),
+                mode=tuple(
+                    "max" if d is StudyDirection.MAXIMIZE else "min" for d in self._directions
+                ),
+                constraints=self._constraints(),
                 **self._algorithms(),
                 max_trials=UNBOUNDED if n_trials is None else n_trials,
                 concurrency=jobs,
@@ -237,8 +261,9 @@ class Study:
         return Experiment.attach(store, record, options, objective, progress, self._storage, hooks)
 
     def _algorithms(self) -> dict[str, Any]:
-        """The experiment's tuner and assessor options: this Study's sampler and pruner."""
-        assessor, args = self.pruner.assessor()
+        """The experiment's tuner and assessor options: this Study's sampler and pruner (none
+        with several objectives, whose trials cannot report, as in Optuna)."""
+        assessor, args = (None, {}) if self._multi_objective() else self.pruner.assessor()
         if assessor is not None and assessor.endswith(":HyperbandRule"):
             # trials go to the brackets Optuna would put them in, by the study's name
             args = {**args, "study_name": self.study_name}
@@ -248,6 +273,15 @@ class Study:
             "assessor": assessor,
             "assessor_args": args if assessor is not None else {},
         }
+
+    def _constraints(self) -> Callable[[Record], list[float]] | None:
+        """The experiment's constraints function (the constraints each trial stored), when
+        its sampler takes constraints: its tuner does, or it has a ``constraints_func``
+        (hyperlab refuses a tuner that does not take them, naming it)."""
+        takes = getattr(tuner_class(self.sampler.tuner), "constraints", False)
+        if takes or self.sampler.constraints_func is not None:
+            return stored_constraints
+        return None
 
     def stop(self) -> None:
         """Start no more trials; ``optimize`` returns once the running ones ended.
@@ -326,12 +360,25 @@ class Study:
 
     @property
     def best_trial(self) -> FrozenTrial:
-        complete = self.get_trials(states=(TrialState.COMPLETE,))
+        """The feasible COMPLETE trial with the best value (the first among equals).
+
+        Raises:
+            RuntimeError: in a multi-objective study (read ``best_trials``), as Optuna.
+            ValueError: no trial completed, or none of them is feasible.
+        """
+        if self._multi_objective():
+            raise RuntimeError(
+                "A single best trial cannot be retrieved from a multi-objective study. Consider "
+                "using Study.best_trials to retrieve a list containing the best trials."
+            )
+        complete = self.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if not complete:
             raise ValueError("No trials are completed yet.")
-        values = [t.value for t in complete if t.value is not None]
-        best = max(values) if self._direction is StudyDirection.MAXIMIZE else min(values)
-        return next(t for t in complete if t.value == best)
+        feasible = [t for t in complete if t.feasible and t.value is not None]
+        if not feasible:
+            raise ValueError("No feasible trials are completed yet.")
+        pick = max if self._directions[0] is StudyDirection.MAXIMIZE else min
+        return copy.deepcopy(pick(feasible, key=lambda t: t.value or 0.0))
 
     @property
     def best_value(self) -> float:
@@ -345,7 +392,15 @@ class Study:
 
     @property
     def best_trials(self) -> list[FrozenTrial]:
-        return [self.best_trial]
+        """The COMPLETE trials no other dominates (the Pareto front; those with the best value
+        for one objective), in number order; feasible ones only once any trial has
+        constraints, as Optuna's."""
+        trials = self.get_trials(deepcopy=False)
+        constrained = any(t.constraints for t in trials)
+        complete = [
+            t for t in trials if t.state is TrialState.COMPLETE and (t.feasible or not constrained)
+        ]
+        return [copy.deepcopy(t) for t in pareto_front(complete, self._directions)]
 
     def trials_dataframe(
         self,
@@ -362,26 +417,10 @@ class Study:
         ),
         multi_index: bool = False,
     ) -> pd.DataFrame:
-        """The trials as a pandas DataFrame, with Optuna's columns (``params_x``...)."""
-        import pandas as pd
-
-        rows = []
-        for trial in self.trials:
-            row: dict[Any, Any] = {}
-            for attr in attrs:
-                value = getattr(trial, attr)
-                if isinstance(value, dict):
-                    for key, item in value.items():
-                        row[(attr, key) if multi_index else f"{attr}_{key}"] = item
-                elif attr == "state":
-                    row[(attr, "") if multi_index else attr] = value.name
-                else:
-                    row[(attr, "") if multi_index else attr] = value
-            rows.append(row)
-        frame = pd.DataFrame(rows)
-        if multi_index and not frame.empty:
-            frame.columns = pd.MultiIndex.from_tuples(frame.columns)
-        return frame
+        """The trials as a pandas DataFrame, with Optuna's columns (``params_x``...; with
+        several objectives ``values_0``, ``values_1``... in place of ``value``): the columns
+        of each attribute in ``attrs`` order, those of a dict attribute sorted by key."""
+        return trials_frame(self.get_trials(deepcopy=False), self._directions, attrs, multi_index)
 
     # ---- ask and tell ----------------------------------------------------------------------
 
@@ -412,21 +451,20 @@ class Study:
         state: TrialState | None = None,
         skip_if_finished: bool = False,
     ) -> FrozenTrial:
-        """End an asked trial: COMPLETE with ``values``, or ``state`` PRUNED or FAIL (FAIL
-        when neither is given, as in Optuna). Returns it as stored."""
+        """End an asked trial, as Optuna's ``tell`` (see ``check_told``): COMPLETE with
+        ``values`` (one per objective), or ``state`` PRUNED or FAIL. Returns it as stored.
+
+        Raises:
+            ValueError: as ``check_told``; no asked trial of that number.
+        """
         if self._session is None:
             raise ValueError("tell(): no trial was asked")
-        if state is None:
-            state = TrialState.FAIL if values is None else TrialState.COMPLETE
-        if state not in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL):
-            raise ValueError(f"tell(state={state!r}): expected COMPLETE, PRUNED or FAIL")
-        if state is TrialState.COMPLETE and values is None:
-            raise ValueError("tell(): a COMPLETE trial needs values")
         if isinstance(trial, bool) or not isinstance(trial, (int, Trial)):
             raise TypeError(f"tell(trial): expected an asked Trial or its number, got {trial!r}")
+        state, told = check_told(values, state, len(self._directions))
         number = trial if isinstance(trial, int) else trial.number
         try:
-            self._session.tell(trial, state, values)
+            self._session.tell(trial, state, told)
         except ValueError:
             if skip_if_finished and number in (t.number for t in self.trials):
                 return self._trial(number)

@@ -144,8 +144,14 @@ def get_param_importances(
     Raises:
         TypeError: when ``evaluator`` is not an importance evaluator.
         ValueError: when the study has no completed trial, or ``params`` names a parameter
-            no completed trial has.
+            no completed trial has, or it has several objectives and no ``target``.
     """
+    if target is None and len(study.directions) > 1:  # Optuna's PED-ANOVA would take them
+        raise ValueError(
+            "If the `study` is being used for multi-objective optimization, please specify "
+            "the `target` (hyperlab's evaluators explain one objective), e.g. "
+            "target=lambda t: t.values[0]"
+        )
     if evaluator is None:
         evaluator = FanovaImportanceEvaluator()
     if not isinstance(evaluator, BaseImportanceEvaluator):

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import datetime
 import enum
+import math
 import threading
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,10 +33,32 @@ from hyperlab.reporting.context import TrialContext
 from hyperlab.trial import Trial as Record
 from hyperlab.trial import TrialStatus
 
-__all__ = ["BaseTrial", "FrozenTrial", "Trial", "TrialState"]
+__all__ = ["BaseTrial", "FrozenTrial", "Trial", "TrialState", "constraints_of"]
 
 USER_ATTRS = "user_attrs"
 """The final metric under which a trial's ``set_user_attr`` values are stored."""
+SYSTEM_ATTRS = "system_attrs"
+"""The final metric under which a trial's Optuna system attributes are stored: the
+parameters it was enqueued with (``fixed_params``) and its constraints, as Optuna keeps
+them (``constraints:<key>`` set by ``set_constraint``, or ``constraints``, the list a
+sampler's ``constraints_func`` returned)."""
+CONSTRAINTS_KEY = "constraints"
+"""Optuna's ``_CONSTRAINTS_KEY``: the system attribute of a trial's constraints."""
+MULTI_OBJECTIVE = "This attribute is not available during multi-objective optimization."
+
+
+def constraints_of(system_attrs: Mapping[str, Any]) -> dict[str, float]:
+    """A trial's constraints by key, from its system attributes as Optuna reads them: the
+    ``constraints`` list (keys ``"0"``, ``"1"``...), then each ``constraints:<key>``."""
+    found: dict[str, float] = {}
+    listed = system_attrs.get(CONSTRAINTS_KEY)
+    if isinstance(listed, (list, tuple)):
+        found.update({str(i): float(c) for i, c in enumerate(listed)})
+    prefix = f"{CONSTRAINTS_KEY}:"
+    for key, value in system_attrs.items():
+        if key.startswith(prefix):
+            found[key[len(prefix) :]] = float(value)
+    return found
 
 
 class TrialState(enum.IntEnum):
@@ -78,11 +102,13 @@ def _time(stamp: float | None) -> datetime.datetime | None:
 
 @dataclass
 class FrozenTrial(BaseTrial):
-    """A trial as stored (``optuna.trial.FrozenTrial``)."""
+    """A trial as stored (``optuna.trial.FrozenTrial``). ``values`` holds every objective
+    (one for a single-objective study); ``value``, the only one, raises ``RuntimeError`` in a
+    multi-objective study, as Optuna's."""
 
     number: int
     state: TrialState
-    value: float | None
+    values: list[float] | None
     datetime_start: datetime.datetime | None
     datetime_complete: datetime.datetime | None
     params: dict[str, Any]
@@ -94,8 +120,22 @@ class FrozenTrial(BaseTrial):
     metrics: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def values(self) -> list[float] | None:
-        return None if self.value is None else [self.value]
+    def value(self) -> float | None:
+        if self.values is None:
+            return None
+        if len(self.values) > 1:
+            raise RuntimeError(MULTI_OBJECTIVE)
+        return self.values[0]
+
+    @property
+    def constraints(self) -> dict[str, float]:
+        """Its constraints by key (each met when ``<= 0``); empty when it has none."""
+        return constraints_of(self.system_attrs)
+
+    @property
+    def feasible(self) -> bool:
+        """Whether every constraint is met (a trial without constraints is feasible)."""
+        return all(c <= 0.0 for c in self.constraints.values())
 
     @property
     def duration(self) -> datetime.timedelta | None:
@@ -117,22 +157,28 @@ class FrozenTrial(BaseTrial):
             for name, value in record.params.items()
         }
         user_attrs = record.metrics.get(USER_ATTRS)
+        system_attrs = record.metrics.get(SYSTEM_ATTRS)
         intermediate = {}
         for report in record.reports:
             value = report.metrics.get("value")
             if isinstance(value, (int, float)) and report.attempt == record.attempt:
                 intermediate[report.step] = float(value)
         state = state_of(record.status)
+        values: list[float] | None = None
+        if record.values is not None:  # several objectives: a pruned trial has none (Optuna's)
+            values = list(record.values) if state is TrialState.COMPLETE else None
+        elif record.value is not None and state in (TrialState.COMPLETE, TrialState.PRUNED):
+            values = [record.value]
         return cls(
             number=record.number,
             state=state,
-            value=record.value if state in (TrialState.COMPLETE, TrialState.PRUNED) else None,
+            values=values,
             datetime_start=_time(record.started_at),
             datetime_complete=_time(record.finished_at) if state.is_finished() else None,
             params=params,
             distributions=distributions,
             user_attrs=dict(user_attrs) if isinstance(user_attrs, dict) else {},
-            system_attrs={},
+            system_attrs=dict(system_attrs) if isinstance(system_attrs, dict) else {},
             intermediate_values=intermediate,
             trial_id=record.number,
             metrics=dict(record.metrics),
@@ -163,6 +209,7 @@ class Trial(BaseTrial):
         self._params: dict[str, Any] = {}
         self._distributions: dict[str, BaseDistribution] = {}
         self._user_attrs: dict[str, Any] = {}
+        self._system_attrs: dict[str, Any] = {} if fixed is None else {"fixed_params": fixed}
         self._steps: set[int] = set()
         self._lock = threading.Lock()
         self.datetime_start = datetime.datetime.now()
@@ -182,6 +229,34 @@ class Trial(BaseTrial):
     @property
     def user_attrs(self) -> dict[str, Any]:
         return dict(self._user_attrs)
+
+    @property
+    def system_attrs(self) -> dict[str, Any]:
+        """Its Optuna system attributes: the parameters it was enqueued with
+        (``fixed_params``) and the constraints set so far (``constraints:<key>``)."""
+        return dict(self._system_attrs)
+
+    @property
+    def constraints(self) -> dict[str, float]:
+        """The constraints set so far by ``set_constraint``, by key."""
+        return constraints_of(self._system_attrs)
+
+    def frozen(self) -> FrozenTrial:
+        """This running trial as a ``FrozenTrial`` (RUNNING, without values): what Optuna
+        gives a sampler's ``constraints_func`` when the trial ends."""
+        return FrozenTrial(
+            number=self.number,
+            state=TrialState.RUNNING,
+            values=None,
+            datetime_start=self.datetime_start,
+            datetime_complete=None,
+            params=self.params,
+            distributions=self.distributions,
+            user_attrs=self.user_attrs,
+            system_attrs=self.system_attrs,
+            intermediate_values={},
+            trial_id=self.number,
+        )
 
     @property
     def relative_params(self) -> dict[str, Any]:
@@ -245,7 +320,15 @@ class Trial(BaseTrial):
         """Report the objective's intermediate ``value`` at ``step`` (the pruner judges it).
 
         As in Optuna, a report never stops the objective: it goes on until it asks
-        ``should_prune()`` and raises ``TrialPruned``, or ends."""
+        ``should_prune()`` and raises ``TrialPruned``, or ends.
+
+        Raises:
+            NotImplementedError: in a multi-objective study, as Optuna.
+        """
+        if len(self.study.directions) > 1:
+            raise NotImplementedError(
+                "Trial.report is not supported for multi-objective optimization."
+            )
         try:
             number = float(value)
         except (TypeError, ValueError):
@@ -262,7 +345,15 @@ class Trial(BaseTrial):
         self._context.report({"value": number}, step, {}, enforce=False)
 
     def should_prune(self) -> bool:
-        """Whether the pruner decided to stop this trial on the values reported so far."""
+        """Whether the pruner decided to stop this trial on the values reported so far.
+
+        Raises:
+            NotImplementedError: in a multi-objective study, as Optuna.
+        """
+        if len(self.study.directions) > 1:
+            raise NotImplementedError(
+                "Trial.should_prune is not supported for multi-objective optimization."
+            )
         return self._context.should_stop()
 
     def set_user_attr(self, key: str, value: Any) -> None:
@@ -275,8 +366,32 @@ class Trial(BaseTrial):
             "use set_user_attr"
         )
 
-    def set_constraint(self, constraints: Sequence[float]) -> None:
-        raise NotImplementedError(
-            "Trial.set_constraint: hyperlab has no constrained optimization yet; report the "
-            "constraint as a metric (hyperlab.report) and filter on it"
-        )
+    def set_constraint(self, key: str, value: float) -> None:
+        """Set constraint ``key`` to ``value`` (met when ``<= 0``), as Optuna 5's: a trial
+        with a constraint above 0 is infeasible, never among ``best_trials``, and samplers
+        that take constraints (``NSGAIISampler``, ``TPESampler``...) rank it after the
+        feasible ones. A key already set keeps its value (with a warning, as Optuna).
+
+        Raises:
+            TypeError: ``value`` is not a number.
+            ValueError: ``value`` is NaN.
+        """
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"The `value` argument is of type '{type(value)}' but supposed to be a float."
+            ) from None
+        if math.isnan(number):
+            raise ValueError(f"Attempted to set a constraint for {key!r}, but NaN is not allowed.")
+        name = f"{CONSTRAINTS_KEY}:{key}"
+        with self._lock:
+            if name in self._system_attrs:
+                warnings.warn(
+                    "The constraint value is ignored because this constraint "
+                    f"`key={key!r}` is already set.",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                return
+            self._system_attrs[name] = number

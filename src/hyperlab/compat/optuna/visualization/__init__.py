@@ -3,16 +3,17 @@ traces, titles, axes and data for the same trials.
 
 plotly is imported when a plot is drawn (``pip install plotly``); ``is_available()`` says
 whether it is installed. ``plot_param_importances`` needs scikit-learn, as
-``optuna.importance`` does. Several objectives are not supported yet, so
-``plot_pareto_front`` is refused; so is ``optuna.visualization.matplotlib``, whose plots are
-the plotly ones drawn with matplotlib.
+``optuna.importance`` does. ``plot_pareto_front`` draws a multi-objective study; the other
+plots draw one of its objectives given as ``target`` (without one they raise Optuna's
+``ValueError``). ``optuna.visualization.matplotlib``, whose plots are the plotly ones drawn with
+matplotlib, is refused.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-from typing import Any, NoReturn
+from typing import Any
 
 from hyperlab.compat.optuna.visualization._history import (
     plot_edf,
@@ -26,6 +27,7 @@ from hyperlab.compat.optuna.visualization._params import (
     plot_param_importances,
     plot_slice,
 )
+from hyperlab.compat.optuna.visualization._pareto import plot_pareto_front
 
 __all__ = [
     "is_available",
@@ -41,25 +43,13 @@ __all__ = [
     "plot_timeline",
 ]
 
-PLOTLY_PLOTS = ", ".join(n for n in __all__ if n.startswith("plot_") and n != "plot_pareto_front")
+PLOTLY_PLOTS = ", ".join(n for n in __all__ if n.startswith("plot_"))
 """The plots this module draws, named in its refusals."""
 
 
 def is_available() -> bool:
     """Whether plotly, which draws the plots, is installed."""
     return importlib.util.find_spec("plotly") is not None
-
-
-def plot_pareto_front(*args: Any, **kwargs: Any) -> NoReturn:
-    """Refused: a Pareto front needs several objectives, which hyperlab does not support yet.
-
-    Raises:
-        NotImplementedError: always, naming what to use.
-    """
-    raise NotImplementedError(
-        "optuna.visualization.plot_pareto_front: several objectives are not yet supported in "
-        "hyperlab; optimise one objective and plot it with plot_optimization_history"
-    )
 
 
 def __getattr__(name: str) -> Any:

@@ -49,6 +49,20 @@ def make_subplots(**kwargs: Any) -> Any:
     return make(**kwargs)
 
 
+MULTI_OBJECTIVE_TARGET = (
+    "If the `study` is being used for multi-objective optimization, please specify the `target`."
+)
+"""Optuna's error for a plot of a multi-objective study without ``target``."""
+
+
+def check_target(study: Study | Sequence[Study], target: Target | None) -> None:
+    """Raise Optuna's ``ValueError`` when a multi-objective study is plotted without
+    ``target`` (which of its values to draw)."""
+    studies = study if isinstance(study, Sequence) else [study]
+    if target is None and any(len(s.directions) > 1 for s in studies):
+        raise ValueError(MULTI_OBJECTIVE_TARGET)
+
+
 def value_of(trial: FrozenTrial, target: Target | None) -> float:
     """The value a plot draws for ``trial``: ``target(trial)``, or its objective value."""
     if target is not None:

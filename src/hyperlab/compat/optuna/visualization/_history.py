@@ -12,7 +12,12 @@ import numpy as np
 
 from hyperlab.compat.optuna._study import StudyDirection
 from hyperlab.compat.optuna.trial import TrialState
-from hyperlab.compat.optuna.visualization._common import Target, graph_objects, value_of
+from hyperlab.compat.optuna.visualization._common import (
+    Target,
+    check_target,
+    graph_objects,
+    value_of,
+)
 
 if TYPE_CHECKING:
     from hyperlab.compat.optuna._study import Study
@@ -51,6 +56,7 @@ def plot_optimization_history(
     Raises:
         NotImplementedError: for several studies, or ``error_bar``, which compares them.
     """
+    check_target(study, target)
     go = graph_objects()
     if error_bar:
         raise NotImplementedError(
@@ -133,6 +139,7 @@ def plot_edf(
     Raises:
         NotImplementedError: for several studies.
     """
+    check_target(study, target)
     go = graph_objects()
     one = _one(study, "plot_edf")
     layout = go.Layout(

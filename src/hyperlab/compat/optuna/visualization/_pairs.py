@@ -13,6 +13,7 @@ from hyperlab.compat.optuna.trial import FrozenTrial
 from hyperlab.compat.optuna.visualization._common import (
     COLOR_SCALE,
     Target,
+    check_target,
     completed,
     graph_objects,
     is_categorical,
@@ -124,6 +125,7 @@ def plot_contour(
     Where several trials sit at one point, the contour shows the best of their values (the
     last one's for a ``target``), as Optuna's.
     """
+    check_target(study, target)
     go = graph_objects()
     layout = go.Layout(title="Contour Plot")
     trials = completed(study)
@@ -231,6 +233,7 @@ def plot_rank(
     """The completed trials over each pair of parameters (``params`` in their order, or all
     sorted by name), coloured by the rank of their values: one plot for two, a matrix for
     more, as Optuna's ``plot_rank``; a ``plotly.graph_objects.Figure``."""
+    check_target(study, target)
     go = graph_objects()
     title = f"Rank ({target_name})"
     layout = go.Layout(title=title)

@@ -14,6 +14,7 @@ from hyperlab.compat.optuna.trial import FrozenTrial
 from hyperlab.compat.optuna.visualization._common import (
     COLOR_SCALE,
     Target,
+    check_target,
     completed,
     graph_objects,
     is_categorical,
@@ -64,6 +65,7 @@ def plot_parallel_coordinate(
     """Each completed trial as a line through its value and its parameters (sorted by name),
     each axis scaled to [0, 1], as Optuna's ``plot_parallel_coordinate``; a
     ``plotly.graph_objects.Figure``."""
+    check_target(study, target)
     go = graph_objects()
     layout = go.Layout(title={"text": "Parallel Coordinate Plot"})
     trials = completed(study, params)
@@ -141,6 +143,7 @@ def plot_slice(
     """The completed trials' values against each parameter (sorted by name), one subplot a
     parameter, coloured by trial number, as Optuna's ``plot_slice``; a
     ``plotly.graph_objects.Figure``."""
+    check_target(study, target)
     go = graph_objects()
     trials = completed(study)
     layout = go.Layout(title="Slice Plot")
@@ -208,6 +211,7 @@ def plot_param_importances(
     """Each parameter's importance (``optuna.importance.get_param_importances``) as a
     horizontal bar, the most important on top, as Optuna's ``plot_param_importances``; a
     ``plotly.graph_objects.Figure``."""
+    check_target(study, target)
     go = graph_objects()
     layout = go.Layout(
         title="Hyperparameter Importances",

@@ -6,11 +6,23 @@ experiment's seed, which derives every random stream of hyperlab's (the tuner's 
 Parameters defined as the objective runs are drawn independently until every finished trial
 has them, then modelled by the tuner, as Optuna's samplers do with their intersection search
 space.
+
+A study with several objectives (``directions=``) runs its sampler's tuner with one mode per
+objective: ``NSGAIISampler``, ``NSGAIIISampler``, ``TPESampler``, ``GPSampler``,
+``RandomSampler`` and ``GridSampler`` take them; hyperlab refuses ``CmaEsSampler``'s ``cmaes``
+(one objective), naming it, before any trial runs.
+
+``constraints_func`` (``TPESampler``, ``GPSampler``, ``NSGAIISampler``, ``NSGAIIISampler``)
+judges each trial that completes, as Optuna's: its values are kept with the trial (as Optuna
+keeps them, in the ``constraints`` system attribute) and are the experiment's constraints.
+As in Optuna 5 it is deprecated (a ``FutureWarning``): ``trial.set_constraint`` does the same
+from the objective, for any sampler whose tuner takes constraints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -18,19 +30,38 @@ __all__ = [
     "CmaEsSampler",
     "GPSampler",
     "GridSampler",
+    "NSGAIIISampler",
+    "NSGAIISampler",
     "RandomSampler",
     "TPESampler",
+    "nsgaii",
 ]
+
+ConstraintsFunc = Callable[[Any], Sequence[float]]
+"""Optuna's ``constraints_func(frozen_trial) -> constraint values`` (met when ``<= 0``)."""
 
 
 class BaseSampler:
-    """A sampler: the hyperlab tuner it stands for (``tuner``), its arguments and seed."""
+    """A sampler: the hyperlab tuner it stands for (``tuner``), its arguments and seed, and
+    the ``constraints_func`` that judges each completed trial (None for most)."""
 
     tuner: str = "random"
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
         self.tuner_args: dict[str, Any] = {}
+        self.constraints_func: ConstraintsFunc | None = None
+
+    def _take_constraints(self, constraints_func: ConstraintsFunc | None) -> None:
+        """Keep ``constraints_func``, with Optuna 5's ``FutureWarning`` when one is given."""
+        if constraints_func is not None:
+            warnings.warn(
+                "`constraints_func` has been deprecated in v5.0.0. This feature will be "
+                "removed in v7.0.0. Use `optuna.trial.Trial.set_constraint` instead.",
+                FutureWarning,
+                stacklevel=3,
+            )
+        self.constraints_func = constraints_func
 
     def space(self) -> dict[str, Any]:
         """Parameters declared before any trial runs (a grid's); none for most samplers."""
@@ -82,7 +113,7 @@ class TPESampler(BaseSampler):
         _refuse(name, "gamma", gamma, None, "hyperlab's tpe takes a fraction: tuner_args gamma")
         _refuse(name, "weights", weights, None, "leave it unset")
         _refuse(name, "group", group, False, "conditional parameters are modelled per branch")
-        _refuse(name, "constraints_func", constraints_func, None, "filter on a metric instead")
+        self._take_constraints(constraints_func)
         self.tuner_args = {
             "n_startup_trials": n_startup_trials,
             "n_ei_candidates": n_ei_candidates,
@@ -167,7 +198,7 @@ class GPSampler(BaseSampler):
         name = "GPSampler"
         _refuse(name, "independent_sampler", independent_sampler, None, "leave it unset")
         _refuse(name, "deterministic_objective", deterministic_objective, False, "leave it")
-        _refuse(name, "constraints_func", constraints_func, None, "filter on a metric instead")
+        self._take_constraints(constraints_func)
         self.tuner_args = {"n_startup_trials": n_startup_trials}
 
 
@@ -202,11 +233,18 @@ class GridSampler(BaseSampler):
         }
 
 
+from hyperlab.compat.optuna.samplers import nsgaii  # noqa: E402  (after BaseSampler)
+from hyperlab.compat.optuna.samplers._nsga import (  # noqa: E402  (they subclass BaseSampler)
+    NSGAIIISampler,
+    NSGAIISampler,
+)
+
+
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
     raise NotImplementedError(
         f"optuna.samplers.{name}: hyperlab maps TPESampler, RandomSampler, CmaEsSampler, "
-        "GPSampler and GridSampler; use one of them (or hyperlab's own tuners: "
-        "hyperlab.tuners.tuner_names())"
+        "GPSampler, GridSampler, NSGAIISampler and NSGAIIISampler; use one of them (or "
+        "hyperlab's own tuners: hyperlab.tuners.tuner_names())"
     )
