@@ -43,6 +43,8 @@ FAST_ARGS: dict[str, dict[str, Any]] = {
     "evolution": {"population_size": 4},
     "gp": {"n_startup_trials": 4, "n_candidates": 100, "n_refine": 1},
     "cmaes": {"popsize": 4},
+    "nsga2": {"population_size": 4},
+    "nsga3": {"population_size": 4},
 }
 """Arguments that make the learning tuners use their model within a contract run."""
 N_TRIALS = {"gp": 12}
@@ -51,7 +53,10 @@ N_TRIALS = {"gp": 12}
 
 def test_every_builtin_tuner_is_under_the_contract():
     assert {"random", "grid", "tpe", "anneal", "evolution", "gp", "cmaes"} <= set(BUILTIN)
+    assert {"nsga2", "nsga3"} <= set(BUILTIN)
     assert not {"TPE", "GridSearch", "Random", "Anneal", "Evolution", "GPTuner"} & set(BUILTIN)
+    several = {name for name in BUILTIN if tuner_class(name).multi_objective}
+    assert {"random", "grid", "nsga2", "nsga3"} <= several  # run in OBJECTIVES' scenarios
 
 
 class TestBuiltinTuners(TunerContract):

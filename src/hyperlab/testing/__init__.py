@@ -13,7 +13,8 @@ class TestMyTuner(TunerContract):
 ```
 
 - ``TunerContract``: seeded determinism, replay equality, proposals inside the space, nested
-  choices, failed and stopped trials (``hyperlab.testing.tuners``).
+  choices, failed and stopped trials; several objectives and constraints, infeasible trials
+  among them, or refused by a tuner that does not declare them (``hyperlab.testing.tuners``).
 - ``AssessorContract``: answers of the right kind, the same answers to the same calls and after
   a replay of the stored history, silent trials left alone, ``TrialError`` for a report without
   the judged metric, nothing decided after a trial's end, the worst of a family of learning

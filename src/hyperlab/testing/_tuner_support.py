@@ -23,6 +23,7 @@ from hyperlab.tuners.base import Tuner
 
 __all__ = [
     "NOT_SUCCEEDED",
+    "Finisher",
     "Harness",
     "Objective",
     "Run",
@@ -31,6 +32,7 @@ __all__ = [
     "finished_trial",
     "first_difference",
     "mixed_statuses",
+    "objective_value",
     "tuner_label",
 ]
 
@@ -63,18 +65,24 @@ _MIXED = (
 
 
 class TunerFactory(Protocol):
-    """``make_tuner(space, mode=..., seed=...)``: a new tuner of the kind under test."""
+    """``make_tuner(space, mode=..., seed=...)``: a new tuner of the kind under test (``mode``
+    a tuple with several objectives)."""
 
-    def __call__(self, space: SearchSpace, *, mode: Mode, seed: int) -> Tuner: ...
+    def __call__(
+        self, space: SearchSpace, *, mode: Mode | tuple[Mode, ...], seed: int
+    ) -> Tuner: ...
 
 
 Objective = Callable[[int, dict[str, Any]], float]
 """The value of trial ``number`` with ``params`` (used when it succeeds)."""
 Statuses = Callable[[int], TrialStatus]
 """The final status of trial ``number``."""
+Finisher = Callable[[int, dict[str, Any], TrialStatus], Trial]
+"""The finished record of trial ``number`` with ``params`` ending with a status (the
+multi-objective runs' trials, with values and constraints)."""
 
 
-def _objective(number: int, params: dict[str, Any]) -> float:
+def objective_value(number: int, params: dict[str, Any]) -> float:
     """A deterministic, bounded, bumpy function of every value of ``params``."""
     total = 0.0
     for i, (_, value) in enumerate(sorted(flatten_params(params).items())):
@@ -146,22 +154,33 @@ class Harness:
         case: The space and mode.
         n_trials: Trials per run.
         label: The tuner's name in messages.
+        mode: The tuner's mode instead of the case's (one per objective with several).
+        finish: Makes the finished trials instead of ``finished_trial`` with the run's values.
     """
 
     def __init__(
-        self, make_tuner: TunerFactory, case: ContractSpace, n_trials: int, label: str
+        self,
+        make_tuner: TunerFactory,
+        case: ContractSpace,
+        n_trials: int,
+        label: str,
+        *,
+        mode: Mode | tuple[Mode, ...] | None = None,
+        finish: Finisher | None = None,
     ) -> None:
         self.make_tuner = make_tuner
         self.case = case
         self.space = case.space
         self.n_trials = n_trials
         self.label = label
+        self.mode = case.mode if mode is None else mode
+        self.finish = finish
 
     def new(self, seed: int = 0) -> Tuner:
         """A new tuner for the space; skips the test if the tuner refuses the space as the
         contract allows (a ``ConfigError`` naming a parameter), fails it otherwise."""
         try:
-            tuner = self.make_tuner(self.space, mode=self.case.mode, seed=seed)
+            tuner = self.make_tuner(self.space, mode=self.mode, seed=seed)
         except ConfigError as exc:
             assert refusal_names_a_parameter(self.space, str(exc)), (
                 f"{self.label} refused the {self.case.name!r} space with a ConfigError that "
@@ -203,7 +222,8 @@ class Harness:
         except Exception as exc:
             raise AssertionError(
                 f"{self.label} on {self.case.name!r}: observe(trial {trial.number}, "
-                f"{trial.status.value}, value={trial.value!r}) raised {exc!r}"
+                f"{trial.status.value}, objectives={trial.objectives!r}, constraints="
+                f"{trial.constraints!r}) raised {exc!r}"
             ) from exc
 
     def drive(
@@ -213,12 +233,13 @@ class Harness:
         *,
         batch: int = 1,
         statuses: Statuses = _all_succeed,
-        values: Objective = _objective,
+        values: Objective = objective_value,
         before_batch: Callable[[int, Run], None] | None = None,
     ) -> Run:
         """Trials ``0 .. n - 1``, ``batch`` at a time: the batch's proposals, then its trials
         finishing (a batch of four in the order 2, 0, 3, 1), until the tuner runs out.
-        ``before_batch(number, run)`` is called before each batch is proposed."""
+        ``before_batch(number, run)`` is called before each batch is proposed. A harness with
+        ``finish`` makes the trials with it (``values`` unused)."""
         n = self.n_trials if n is None else n
         run = Run({}, [])
         for start in range(0, n, batch):
@@ -237,7 +258,10 @@ class Harness:
             for i in order:
                 number, params = proposed[i]
                 status = statuses(number)
-                trial = finished_trial(number, params, status, values(number, params))
+                if self.finish is not None:
+                    trial = self.finish(number, params, status)
+                else:
+                    trial = finished_trial(number, params, status, values(number, params))
                 self.observe(tuner, trial)
                 run.trials.append(trial)
             if len(proposed) < len(numbers):

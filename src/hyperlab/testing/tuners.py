@@ -68,6 +68,18 @@ stopped ones with their last metrics. What every tuner must do, checked here:
   0, 3, 1, ...), and the tuner keeps proposing valid parameters.
 - **Refusal at construction**: a space the tuner cannot handle raises ``ConfigError`` naming
   the parameter from the constructor, never later from ``suggest``.
+- **Several objectives and constraints** (``Tuner.multi_objective``, ``Tuner.constraints``): a
+  tuner that does not declare one is refused by ``create_tuner`` (``ConfigError``) for two
+  objectives, or for constraints. A tuner that declares them runs in the scenarios of
+  ``OBJECTIVES`` it can take, on every contract space: two objectives (min, max), three of
+  mixed modes with constraints some trials violate, two whose trials all violate one, one
+  objective with constraints (some violated, or all). Trials carry ``values`` (every objective,
+  with several) and ``constraints`` (two values, ``<= 0`` when met) when they succeed or were
+  stopped early (their last report's), nothing when they failed or were cancelled; failures,
+  stops and cancellations come between successes. Its proposals lie in the space, the same
+  seed and history give the same proposals, and a fresh tuner fed the history in number order
+  proposes what the original proposes next (after trials finishing in order and out of
+  order), as a resumed experiment's tuner must.
 
 Replay after concurrent trials is the demanding one: a tuner's state must follow from its seed
 and the set of trials observed, not from the order in which they finished (a population that
@@ -91,6 +103,11 @@ import pytest
 
 from hyperlab.errors import ConfigError
 from hyperlab.space import SearchSpace
+from hyperlab.testing._tuner_multiobjective import (
+    OBJECTIVES,
+    MultiObjectiveContract,
+    Objectives,
+)
 from hyperlab.testing._tuner_spaces import (
     CONTRACT_SPACES,
     ContractSpace,
@@ -112,8 +129,10 @@ from hyperlab.tuners.base import Tuner, create_tuner
 
 __all__ = [
     "CONTRACT_SPACES",
+    "OBJECTIVES",
     "ContractSpace",
     "Harness",
+    "Objectives",
     "Run",
     "TunerContract",
     "TunerFactory",
@@ -129,7 +148,7 @@ _WALK_LIMIT = 2_000
 # ---------------------------------------------------------------- the contract
 
 
-class TunerContract:
+class TunerContract(MultiObjectiveContract):
     """Tests every tuner must pass; subclass it and provide the ``tuner_name`` fixture.
 
     The contract (the module docstring has the details):
@@ -146,7 +165,11 @@ class TunerContract:
       no budget: never None;
     - trials finishing out of order (concurrency) are fine;
     - a space the tuner cannot handle is refused at construction with a ``ConfigError`` that
-      names the parameter, never later; at least one of the contract's spaces is accepted.
+      names the parameter, never later; at least one of the contract's spaces is accepted;
+    - several objectives or constraints are refused unless the tuner declares them
+      (``multi_objective``, ``constraints``); when it does, the tests above that matter on a
+      resume (in the space, same seed, replay) hold with two and three objectives of mixed
+      modes, infeasible trials, and none feasible.
 
     Example:
         >>> class TestMyTuner(TunerContract):
@@ -184,7 +207,7 @@ class TunerContract:
     def make_tuner(self, tuner_name: str | type[Tuner], tuner_args: dict[str, Any]) -> TunerFactory:
         """Builds a new tuner under test with ``create_tuner``."""
 
-        def make(space: SearchSpace, *, mode: Mode, seed: int) -> Tuner:
+        def make(space: SearchSpace, *, mode: Mode | tuple[Mode, ...], seed: int) -> Tuner:
             return create_tuner(tuner_name, space, mode=mode, seed=seed, args=dict(tuner_args))
 
         return make
