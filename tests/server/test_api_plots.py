@@ -200,3 +200,21 @@ def test_importance_without_scikit_learn_names_the_extra(served, monkeypatch):
     response = client.get("/api/v1/experiments/plt00003/plots/importance")
     assert response.status_code == 501
     assert "pip install 'hyperlab[importance]'" in response.json()["detail"]
+
+
+def test_importance_of_huge_targets_is_that_of_the_same_targets_scaled_down():
+    pytest.importorskip("sklearn")
+    from hyperlab.server.importance import fanova_importances, importances
+    from hyperlab.space import SearchSpace
+
+    space = SearchSpace.from_nni(
+        {"x": {"_type": "uniform", "_value": [0, 1]}, "y": {"_type": "uniform", "_value": [0, 1]}}
+    )
+    rng = random.Random(3)
+    params = [{"x": rng.random(), "y": rng.random()} for _ in range(40)]
+    targets = [p["x"] + 0.2 * p["y"] for p in params]
+    for measure in (importances, fanova_importances):
+        plain, _ = measure(space, params, targets, seed=1)
+        huge, _ = measure(space, params, [-1e308 + 1e307 * t for t in targets], seed=1)
+        assert all(np.isfinite(v) for v in huge.values()), huge
+        assert huge == pytest.approx(plain, abs=0.05) and huge["x"] > huge["y"]

@@ -94,7 +94,11 @@ def _encoded(
             continue
         ys.append(y)
     x = np.nan_to_num(np.vstack(rows), nan=-1.0) if rows else np.empty((0, len(dims)))
-    return x, np.asarray(ys, dtype=np.float64), owner
+    y = np.asarray(ys, dtype=np.float64)
+    scale = float(np.max(np.abs(y))) if len(y) else 0.0
+    if scale > 0.0:  # shares of variance do not depend on the unit; 1e308s would overflow it
+        y = y / scale
+    return x, y, owner
 
 
 def importances(
