@@ -252,6 +252,42 @@ def test_moasha_stops_trials_of_a_multi_objective_run(executor):
     assert all(t.status is TrialStatus.SUCCEEDED for t in result.best_trials)
 
 
+def test_moasha_runs_are_the_same_from_the_same_seed():
+    def table() -> list[tuple[TrialStatus, dict[str, Any]]]:
+        result = hyperlab.run(
+            curves,
+            MO_SPACE,
+            metric=["a", "b"],
+            mode=["min", "max"],
+            assessor="moasha",
+            assessor_args={"max_resource": 9, "variant": "promotion"},
+            tuner="random",
+            executor="inprocess",
+            max_trials=9,
+            seed=5,
+            storage=":memory:",
+        )
+        return [(t.status, t.params) for t in result.trials]
+
+    first = table()
+    assert TrialStatus.EARLY_STOPPED in [status for status, _ in first]
+    assert table() == first
+
+
+def test_run_refuses_a_single_objective_assessor_on_two_objectives_before_any_trial():
+    with pytest.raises(ConfigError, match=r"'median' judges one objective.*'objective': 'a'"):
+        hyperlab.run(
+            curves,
+            MO_SPACE,
+            metric=["a", "b"],
+            mode=["min", "max"],
+            assessor="median",
+            tuner="random",
+            max_trials=2,
+            storage=":memory:",
+        )
+
+
 def test_assessors_run_with_constraints_which_only_the_final_result_decides():
     result = hyperlab.run(
         curves,

@@ -58,6 +58,9 @@ class ASHA(Assessor):
     metric ``resource_attr``. Nothing is judged at or beyond ``max_resource``: trials end there
     on their own.
 
+    ASHA judges one objective: on an experiment with several, it judges the one
+    ``assessor_args={"objective": name}`` names; ``MOASHA`` (``"moasha"``) judges them all.
+
     Args:
         min_resource: The first rung's resource (``> 0``).
         max_resource: The resource at which trials end (``> min_resource``). None (the
