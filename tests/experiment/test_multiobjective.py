@@ -199,9 +199,9 @@ def test_a_constraints_function_is_kept_for_resume(tmp_path: Path) -> None:
     ("function", "words"),
     [
         (lambda trial: 1 / 0, "constraints function raised ZeroDivisionError"),
-        (lambda trial: [], "expected a non-empty sequence"),
-        (lambda trial: ["x"], "expected a non-empty sequence"),
-        (lambda trial: [float("nan")], "expected a non-empty sequence"),
+        (lambda trial: ["x"], "expected a sequence of finite numbers"),
+        (lambda trial: [float("nan")], "expected a sequence of finite numbers"),
+        (lambda trial: 3.0, "expected a sequence of finite numbers"),
     ],
 )
 def test_a_broken_constraints_function_fails_the_trial_naming_it(
@@ -209,6 +209,18 @@ def test_a_broken_constraints_function_fails_the_trial_naming_it(
 ) -> None:
     with pytest.raises(TrialError, match=words):
         _run(tmp_path, metric=["a", "b"], max_trials=2, constraints=function)
+
+
+def test_a_constraints_function_may_return_none_for_a_trial(tmp_path: Path) -> None:
+    result = _run(
+        tmp_path,
+        metric=["a", "b"],
+        max_trials=10,
+        constraints=lambda t: [] if t.params["x"] < 1.0 else [t.params["x"] - 1.5],
+    )
+    for t in result.trials:
+        assert (t.constraints is None) == (t.params["x"] < 1.0)
+        assert t.feasible == (t.params["x"] <= 1.5)
 
 
 def test_a_constraint_on_a_metric_the_trial_lacks_fails_it(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ from hyperlab.config._ranges import (
     TrialCount,
     parse_duration,
 )
+from hyperlab.config._constraints import Constraint, parse_constraint
 from hyperlab.config._registry import Registry, check_arguments, class_path, import_path
 from hyperlab.config._validate import (
     describe_validation_error,
@@ -64,6 +65,7 @@ __all__ = [
     "MAX_TRIAL_NUMBER",
     "MIN_MAX_LOG_BYTES",
     "Concurrency",
+    "Constraint",
     "ExperimentConfig",
     "ExperimentOptions",
     "GpuConfig",
@@ -78,6 +80,7 @@ __all__ = [
     "import_path",
     "is_nni_config",
     "load_config",
+    "parse_constraint",
     "parse_duration",
     "parse_stored_options",
     "translate_nni_config",

@@ -4,11 +4,11 @@ shared by the driver (a trial's reports and final result) and ``_phases`` (a pha
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hyperlab.config import ExperimentOptions
-from hyperlab.config._constraints import Constraint, parse_constraint
+from hyperlab.config import Constraint, ExperimentOptions, parse_constraint
 from hyperlab.reporting.context import is_finite_number
 from hyperlab.reporting.metrics import clean_metrics
 from hyperlab.trial import BOOKKEEPING_METRICS, Trial, objective_key
@@ -125,7 +125,9 @@ class ObjectiveRule:
     def constraint_values(self, trial: Trial) -> tuple[tuple[float, ...] | None, str | None]:
         """The constraints' values for finished ``trial`` (``<= 0`` when met) and None, or
         None and why they cannot be had (a metric missing, the function raised or returned
-        something else than numbers); ``(None, None)`` without constraints."""
+        something else than numbers); ``(None, None)`` without constraints, or when the
+        function returned none for this trial (as an Optuna trial without constraints, it is
+        feasible)."""
         rule = self.constraints
         if rule is None:
             return None, None
@@ -141,10 +143,10 @@ class ObjectiveRule:
         try:
             values = tuple(float(v) for v in returned)
         except (TypeError, ValueError):
-            values = ()
-        if not values or not all(is_finite_number(v) for v in values):
+            values = (math.nan,)
+        if not all(is_finite_number(v) for v in values):
             return None, (
-                f"constraints function returned {returned!r}; expected a non-empty sequence of "
-                "finite numbers, each <= 0 when its constraint is met"
+                f"constraints function returned {returned!r}; expected a sequence of finite "
+                "numbers, each <= 0 when its constraint is met"
             )
-        return values, None
+        return values or None, None  # none for this trial: it is feasible

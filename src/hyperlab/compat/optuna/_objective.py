@@ -165,7 +165,6 @@ def stored_constraints(record: Record) -> list[float]:
     """The constraints of a finished hyperlab trial of a study, from the system attributes
     it stored: the experiment's constraints function, so that hyperlab's tuners,
     ``Result.best_trials`` and the dashboard see them. A trial without any is feasible, as in
-    Optuna: ``[0.0]`` (hyperlab's constraints functions give at least one value)."""
+    Optuna: ``[]`` (hyperlab then stores no constraints for it)."""
     system = record.metrics.get(SYSTEM_ATTRS)
-    found = list(constraints_of(system).values()) if isinstance(system, dict) else []
-    return found or [0.0]
+    return list(constraints_of(system).values()) if isinstance(system, dict) else []
