@@ -190,8 +190,10 @@ class MultiObjectiveContract:
         self, objectives_harness: Harness
     ) -> None:
         harness = objectives_harness
-        for batch in (1, 4):
-            mismatches = harness.replay_mismatches(seed=5, batch=batch, statuses=mixed_statuses)
+        for batch, every in ((1, 3), (4, 4)):  # in order: odd trial numbers too
+            mismatches = harness.replay_mismatches(
+                seed=5, batch=batch, statuses=mixed_statuses, every=every
+            )
             assert not mismatches, (
                 f"{harness.label} on {harness.case.name!r}: replay after trials finishing "
                 f"{'out of order' if batch > 1 else 'in order'} differs at " + "; ".join(mismatches)
