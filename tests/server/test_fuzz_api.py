@@ -4,12 +4,13 @@ the schema and values that do not, sent over HTTP to a real server on loopback, 
 SQLite store. No answer may be a 5xx, and every answer must match what the document says of
 it (status code, content type, headers, body schema).
 
-The store holds three experiments: one of odd names (parameter and metric names with ``/``, a
+The store holds four experiments: one of odd names (parameter and metric names with ``/``, a
 NUL byte, a newline, quotes, HTML and any Unicode; integers beyond 64 bits as parameter
 values, metric values and choice options; NaN and infinities; logs that are symbolic links
 out of the trial's folder), one of ordinary trials in every status (``tests.server.apidata``),
-and one that a driver holds the lease of, so that hyperlab's write routes reach the store's
-control queue. Generated cases are aimed at these experiments and their trials most of the
+one with two objectives and a constraint whose values include NaN, infinities and huge
+numbers, and one that a driver holds the lease of, so that hyperlab's write routes reach the
+store's control queue. Generated cases are aimed at these experiments and their trials most of the
 time (a random id answers 404 before anything else is read), and carry no token, the
 session token, the experiment's own token, another experiment's, or a wrong one.
 
@@ -61,6 +62,7 @@ EXAMPLES = int(os.environ.get("HYPERLAB_FUZZ_EXAMPLES", "80"))
 SESSION = "fuzz-session-token"
 ODD = "fz-odd"
 PLAIN = "fz-plain"
+MULTI = "fz-multi"
 LIVE = "fz-live"
 N_ODD = 12
 N_PLAIN = 30
@@ -146,6 +148,36 @@ def seed_odd(store: Store, working_dir: Path, outside: Path) -> None:
     (trials / "1").mkdir()
     (trials / "1" / "stdout.log").symlink_to(outside / "secret.txt")
     (trials / "2").symlink_to(outside, target_is_directory=True)
+
+
+def seed_multi(store: Store) -> None:
+    """An experiment with two objectives and a constraint, of odd objective and constraint
+    values (NaN, infinities, huge numbers), in several statuses."""
+    options = ExperimentOptions(
+        metric=("lo", "hi 😀"), mode=(Mode.MIN, Mode.MAX), constraints=("lo <= 1",)
+    )
+    space = {"x": {"_type": "uniform", "_value": [0, 1]}}
+    record = ExperimentRecord(MULTI, "multi", ExperimentStatus.DONE, options, space, 5, None, T0)
+    store.create_experiment(record)
+    odd = (0.5, -1e308, math.inf, -math.inf, math.nan, 2.0**70, 0.0)
+    for number in range(14):
+        status = (TrialStatus.SUCCEEDED, TrialStatus.SUCCEEDED, TrialStatus.FAILED)[number % 3]
+        done = status is TrialStatus.SUCCEEDED
+        values = (odd[number % 7], odd[(number * 3 + 1) % 7])
+        store.put_trial(
+            Trial(
+                MULTI,
+                number,
+                {"x": number / 14},
+                status,
+                value=values[0] if done else None,
+                metrics={"lo": values[0], "hi 😀": values[1]} if done else {},
+                values=values if done else None,
+                constraints=(odd[(number + 2) % 7] - 1.0,) if done else None,
+                created_at=T0,
+            )
+        )
+    store.flush()
 
 
 def seed_live(store: Store, working_dir: Path) -> None:
@@ -242,6 +274,7 @@ def served(tmp_path_factory, request):
     store = Store.open(url)
     seed_odd(store, folder / "work", outside)
     write_experiment(store, PLAIN, N_PLAIN)
+    seed_multi(store)
     tokens = {
         experiment_id: ensure_token(store.experiment_folder(store.get_experiment(experiment_id)))
         for experiment_id in (ODD, LIVE)
@@ -275,7 +308,7 @@ def _aimed(served: Served) -> Any:
         if writes and nni:  # these wait for the driver to apply them, and none runs here
             targets = [ODD, PLAIN]
         else:
-            targets = [LIVE, LIVE, ODD, PLAIN] if writes else [ODD, PLAIN, LIVE]
+            targets = [LIVE, LIVE, ODD, PLAIN] if writes else [ODD, PLAIN, LIVE, MULTI]
         target = draw(st.sampled_from(targets))
         path = dict(case.path_parameters or {})
         if "experiment_id" in path and draw(aim):

@@ -4,6 +4,7 @@ objectives whose front the server shows as ``Result.best_trials``."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -202,3 +203,37 @@ def test_a_real_constrained_run_is_served_with_its_front(tmp_path):
         assert body["front"] == [t.number for t in result.best_trials]
         assert body["n_infeasible"] == sum(not t.feasible for t in result.trials) > 0
         assert all(r["values"] == [r["params"]["x"], r["params"]["y"]] for r in body["trials"])
+
+
+def test_values_that_are_not_finite_are_served_as_null(tmp_path):
+    storage = f"sqlite:///{tmp_path / 'odd.db'}"
+    store = Store.open(storage)
+    options = ExperimentOptions(metric=("a", "b"), constraints=("a <= 1",))
+    store.create_experiment(
+        ExperimentRecord("odd00001", None, ExperimentStatus.DONE, options, SPACE, 1, None, T0)
+    )
+    rows = [((math.inf, 1.0), (-1.0,)), ((0.5, math.nan), (math.inf,)), ((0.0, 2.0), (0.0,))]
+    for number, (values, constraints) in enumerate(rows):
+        store.put_trial(
+            Trial(
+                "odd00001",
+                number,
+                {"x": 0.5},
+                TrialStatus.SUCCEEDED,
+                value=values[0],
+                values=values,
+                constraints=constraints,
+            )
+        )
+    store.flush()
+    with client_for(create_app(storage, session_token=SESSION_TOKEN)) as client:
+        body = _get(client, "odd00001/pareto")
+        served = {row["number"]: row for row in body["trials"]}
+        assert served[0]["values"] == [None, 1.0]
+        assert served[1]["values"] == [0.5, None] and served[1]["constraints"] == [None]
+        assert served[1]["violation"] is None and served[1]["feasible"] is False
+        trials = _get(client, "odd00001/trials")
+        assert trials[0]["values"] == [None, 1.0] and trials[1]["violation"] is None
+        volume = _get(client, "odd00001/hypervolume", reference="1,3")
+        assert volume["hypervolume"] == pytest.approx(1.0)  # the finite point (0, 2) alone
+    store.close()

@@ -7,6 +7,7 @@ helpers.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -41,7 +42,19 @@ __all__ = [
     "TrialDetailOut",
     "TrialEventOut",
     "TrialOut",
+    "finite",
+    "finite_list",
 ]
+
+
+def finite(value: float) -> float | None:
+    """``value``, or None when it is not finite (JSON has no NaN nor infinity)."""
+    return value if math.isfinite(value) else None
+
+
+def finite_list(values: tuple[float, ...] | None) -> list[float | None] | None:
+    """``values`` as a list, each not finite as None; None for None."""
+    return None if values is None else [finite(v) for v in values]
 
 
 class ErrorOut(BaseModel):
@@ -168,17 +181,21 @@ class TrialOut(BaseModel):
         default=None, description="custom for a trial added by hand, null for the tuner's."
     )
     value: float | None
-    values: list[float] | None = Field(
+    values: list[float | None] | None = Field(
         default=None,
         description="Every objective's value in the order of the experiment's metrics, for an "
-        "experiment with several objectives (`value` is the first); null otherwise.",
+        "experiment with several objectives (`value` is the first; null for one not finite); "
+        "null otherwise.",
     )
-    constraints: list[float] | None = Field(
+    constraints: list[float | None] | None = Field(
         default=None,
-        description="Each constraint's value, <= 0 when met; null without constraints.",
+        description="Each constraint's value, <= 0 when met (null for one not finite); null "
+        "without constraints.",
     )
-    violation: float = Field(
-        default=0.0, description="The sum of its positive constraint values (0 when feasible)."
+    violation: float | None = Field(
+        default=0.0,
+        description="The sum of its positive constraint values (0 when feasible; null when "
+        "not finite).",
     )
     feasible: bool = Field(default=True, description="No constraint is violated.")
     metrics: dict[str, Any]
@@ -205,9 +222,9 @@ class TrialOut(BaseModel):
             parent=trial.parent,
             source=trial.source,
             value=trial.value,
-            values=None if trial.values is None else list(trial.values),
-            constraints=None if trial.constraints is None else list(trial.constraints),
-            violation=trial.violation,
+            values=finite_list(trial.values),
+            constraints=finite_list(trial.constraints),
+            violation=finite(trial.violation),
             feasible=trial.feasible,
             metrics=trial.metrics,
             error=trial.error,

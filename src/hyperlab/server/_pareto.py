@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from hyperlab.errors import ConfigError
 from hyperlab.server._context import MAX_ID, READ_ERRORS, ApiContext, ExperimentId, context
+from hyperlab.server._models import finite, finite_list
 from hyperlab.server._trials import MAX_PAGE, page_size
 from hyperlab.store import ExperimentRecord, ParetoFront, ParetoPoint
 from hyperlab.trial import Mode
@@ -38,7 +39,9 @@ class ParetoTrialOut(BaseModel):
         description="Each objective's value, in the order of `metrics` (null when not finite)."
     )
     feasible: bool = Field(description="No constraint is violated.")
-    violation: float = Field(description="The sum of its positive constraint values (0 if met).")
+    violation: float | None = Field(
+        description="The sum of its positive constraint values (0 if met; null if not finite)."
+    )
     constraints: list[float | None] | None = Field(
         description="Each constraint's value, <= 0 when met; null without constraints."
     )
@@ -92,19 +95,13 @@ def read_front(ctx: ApiContext, record: ExperimentRecord) -> tuple[int, ParetoFr
     return cursor, found
 
 
-def _finite(values: tuple[float, ...] | None) -> list[float | None] | None:
-    if values is None:
-        return None
-    return [v if math.isfinite(v) else None for v in values]
-
-
 def _point_out(point: ParetoPoint, params: dict[str, object]) -> ParetoTrialOut:
     return ParetoTrialOut(
         number=point.number,
-        values=_finite(point.values) or [],
+        values=finite_list(point.values) or [],
         feasible=point.feasible,
-        violation=point.violation,
-        constraints=_finite(point.constraints),
+        violation=finite(point.violation),
+        constraints=finite_list(point.constraints),
         params=params,
         on_front=point.on_front,
     )
