@@ -39,7 +39,11 @@ function render(ctx) {
   const options = h("section", { class: "card", "data-testid": "config-options" },
     h("div", { class: "card-head" }, h("h2", null, "Options")),
     h("div", { class: "kv-grid" },
-      group("Objective", [row("metric", o.metric, "the only reported metric"), row("mode", o.mode === "max" ? "maximize" : "minimize")]),
+      group("Objective", [
+        row("metric", [].concat(o.metric || []).join(", "), "the only reported metric"),
+        row("mode", [].concat(o.mode).map((m) => (m === "max" ? "maximize" : "minimize")).join(", ")),
+        row("constraints", (o.constraints || []).join(", "), "none"),
+      ]),
       group("Search", [row("tuner", args(o.tuner, o.tuner_args)), row("assessor", args(o.assessor, o.assessor_args), "none"), row("seed", o.seed ?? record.seed)]),
       group("Budget", [row("max trials", o.max_trials === null ? null : num(o.max_trials), "no limit"), row("max duration", o.max_duration ? duration(o.max_duration) : null, "no limit"), row("concurrency", o.concurrency)]),
       group("Trials", [

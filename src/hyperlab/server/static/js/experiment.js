@@ -95,7 +95,7 @@ class ExperimentPage {
     ctx.record = record;
     ctx.fetchedAt = Date.now() / 1000;
     ctx.params = parameters(record.space);
-    if (record.options.metric) ctx.metrics.add(record.options.metric);
+    for (const name of [].concat(record.options.metric || [])) ctx.metrics.add(name);
   }
 
   pace() {

@@ -146,14 +146,32 @@ const BOOKKEEPING = new Set(["time_this_iter_s"]); // hyperlab.trial.BOOKKEEPING
  * (a bare value), else the only one; null when none is known. Shown as the value, not again as
  * a metric. */
 export function objectiveMetric(options, metrics) {
+  if (Array.isArray(options.metric)) return options.metric[0] ?? null; // several: the first is the value
   if (options.metric) return options.metric;
   const own = [...metrics].filter((m) => !BOOKKEEPING.has(m));
   if (own.includes("default")) return "default";
   return own.length === 1 ? own[0] : null;
 }
 
-/** The experiment's objective, named: "loss (min)". */
+/** The experiment's objectives in metric order: [{metric, mode}], several for a multi-objective
+ * experiment (a list of metrics; one mode given for them all applies to each). */
+export function objectives(options) {
+  const metrics = Array.isArray(options.metric) ? options.metric : [options.metric || "value"];
+  const modes = Array.isArray(options.mode) ? options.mode : metrics.map(() => options.mode);
+  return metrics.map((metric, i) => ({ metric, mode: modes[i] === "max" ? "max" : "min" }));
+}
+
+/** Whether the experiment optimizes several objectives (then it has a Pareto front). */
+export function isMultiObjective(options) {
+  return objectives(options).length > 1;
+}
+
+/** The direction of the experiment's value (its first objective): "min" or "max". */
+export function firstMode(options) {
+  return objectives(options)[0].mode;
+}
+
+/** The experiment's objectives, named: "loss (min)", "loss (min), latency (min)". */
 export function objectiveName(options) {
-  const metric = options.metric || "value";
-  return `${metric} (${options.mode === "max" ? "max" : "min"})`;
+  return objectives(options).map((o) => `${o.metric} (${o.mode})`).join(", ");
 }

@@ -3,8 +3,8 @@
 import { renderControls } from "./controls.js";
 import { h, replace } from "./dom.js";
 import {
-  ENDED_ON_THEIR_OWN, TRIAL_STATUSES, count, duration, experimentBadge, isLive, num,
-  objectiveName, param, statusLabel, timeEl,
+  ENDED_ON_THEIR_OWN, TRIAL_STATUSES, count, duration, experimentBadge, isLive, isMultiObjective, num,
+  objectiveName, objectives, param, statusLabel, timeEl,
 } from "./format.js";
 import { link } from "./router.js";
 import { authNotice, bar, copyButton, stat } from "./ui.js";
@@ -85,7 +85,7 @@ function stats(ctx) {
     : null;
   return [
     stat("Progress", h("div", { class: "progress-stack" }, progress), { testid: "progress" }),
-    stat(`Best ${objectiveName(options)}`, bestValue, { sub: bestParams, testid: "best" }),
+    isMultiObjective(options) ? objectivesStat(record) : stat(`Best ${objectiveName(options)}`, bestValue, { sub: bestParams, testid: "best" }),
     stat("Trials", trialCounts(record), { testid: "trial-counts" }),
     stat("Time", h("span", { "data-clock": "elapsed" }, duration(elapsed(ctx))), {
       testid: "elapsed",
@@ -94,6 +94,18 @@ function stats(ctx) {
         ` · concurrency ${options.concurrency}`),
     }),
   ];
+}
+
+/** Several objectives have no single best: which they are, the constraints, a link to the front. */
+function objectivesStat(record) {
+  const options = record.options;
+  const names = objectives(options).map((o) => h("span", { class: "param-pill" }, o.metric, h("span", { class: "muted" }, ` ${o.mode}`)));
+  const limits = (options.constraints || []).map((c) => h("span", { class: "param-pill mono" }, c));
+  return stat("Objectives", h("div", { class: "param-list" }, names), {
+    testid: "objectives",
+    sub: h("div", null, limits.length ? h("div", { class: "param-list" }, h("span", { class: "muted" }, "subject to "), limits) : null,
+      h("a", { href: link(record.id), class: "link" }, "the Pareto front")),
+  });
 }
 
 /** Update the running clocks only (every second). */

@@ -1,8 +1,9 @@
-// The Plots tab: curves of the picked and the best trials, parallel coordinates, parameter
-// importance, and any parameter or metric against the objective.
+// The Plots tab: the Pareto front (several objectives), curves of the picked and the best trials,
+// parallel coordinates, parameter importance, and any parameter or metric against the objective.
 import { exp, get } from "./api.js";
 import { h } from "./dom.js";
-import { count, objectiveMetric } from "./format.js";
+import { count, firstMode, isMultiObjective, objectiveMetric } from "./format.js";
+import { paretoCard } from "./pareto.js";
 import { curvesChart, importanceChart, parallelChart, purge, scatterChart } from "./plots.js";
 import { link } from "./router.js";
 import { chartCard, chartMessage, empty, errorBox } from "./ui.js";
@@ -83,7 +84,7 @@ export function plotsTab(el, ctx) {
         return;
       }
       chartMessage(parallel, null);
-      await parallelChart(parallel.plot, columns, { target, mode: options.mode });
+      await parallelChart(parallel.plot, columns, { target, mode: firstMode(options) });
       parallel.note.textContent = `${count(columns.numbers.length)} trials${columns.sampled ? ` (an even sample of ${count(columns.total)})` : ""}; drag along an axis to pick a range.`;
     } catch (err) {
       chartMessage(parallel, errorBox(err, "Could not draw the parallel coordinates"));
@@ -138,7 +139,9 @@ export function plotsTab(el, ctx) {
   xSelect.addEventListener("change", drawScatter);
   ySelect.addEventListener("change", drawScatter);
 
+  const front = isMultiObjective(options) ? paretoCard(ctx, { height: 480, wide: true }) : null;
   const all = () => {
+    if (front) front.draw();
     drawCurves();
     drawParallel();
     drawImportance();
@@ -160,7 +163,7 @@ export function plotsTab(el, ctx) {
   }, CHART_PACE);
 
   el.append(h("div", { class: "stack", "data-testid": "plots-tab" },
-    curves.el, parallel.el, h("div", { class: "grid-2" }, importance.el, scatter.el)));
+    front ? front.el : null, curves.el, parallel.el, h("div", { class: "grid-2" }, importance.el, scatter.el)));
   all();
 
   return {
@@ -170,6 +173,7 @@ export function plotsTab(el, ctx) {
       clearTimeout(timer);
       clearInterval(curvesTimer);
       for (const card of [curves, parallel, importance, scatter]) purge(card.plot);
+      if (front) front.destroy();
     },
   };
 }

@@ -1,6 +1,9 @@
-// The Overview tab: the best value so far, the curves of the best trials, the top trials.
+// The Overview tab: the best value so far (the Pareto front for several objectives), the curves
+// of the best trials, the top trials.
 import { exp, get } from "./api.js";
 import { h } from "./dom.js";
+import { isMultiObjective } from "./format.js";
+import { paretoCard } from "./pareto.js";
 import { bestChart, curvesChart, purge } from "./plots.js";
 import { bestSketch } from "./sketch.js";
 import { latest } from "./plots-tab.js";
@@ -25,6 +28,9 @@ export function summaryTab(el, ctx) {
     }, kind === "number" ? "by trial" : "over time")));
   const best = chartCard("Best value so far", { testid: "best-chart", tools: toggle, height: 280 });
   const curves = chartCard("Intermediate curves: best 5 and latest 5", { testid: "curves-chart", height: 280 });
+  // several objectives have no single best value: their Pareto front takes the best chart's place
+  const front = isMultiObjective(options) ? paretoCard(ctx, { height: 380, onDrawn: () => ctx.drawn("chart") }) : null;
+  const drawFirst = front ? front.draw : () => drawBest();
   const table = new TrialsTable(ctx, { sort: "value", limit: 10, compact: true, onDrawn: () => ctx.drawn("table") });
   const top = h("section", { class: "card flush", "data-testid": "top-trials" },
     h("div", { class: "card-head padded" }, h("h2", null, "Top trials"),
@@ -78,7 +84,7 @@ export function summaryTab(el, ctx) {
     const wait = chartsAt + CHART_PACE - Date.now();
     timer = setTimeout(() => {
       chartsAt = Date.now();
-      drawBest();
+      drawFirst();
       drawCurves();
     }, Math.max(0, wait));
   };
@@ -93,11 +99,11 @@ export function summaryTab(el, ctx) {
   }, CHART_PACE);
 
   el.append(h("div", { class: "stack", "data-testid": "overview-tab" },
-    h("div", { class: "grid-2" }, best.el, curves.el),
+    h("div", { class: "grid-2" }, front ? front.el : best.el, curves.el),
     top));
   chartsAt = Date.now();
   table.load();
-  drawBest();
+  drawFirst();
   drawCurves();
 
   return {
@@ -107,6 +113,7 @@ export function summaryTab(el, ctx) {
       clearInterval(curvesTimer);
       table.destroy();
       purge(best.plot);
+      if (front) front.destroy();
       purge(curves.plot);
     },
   };

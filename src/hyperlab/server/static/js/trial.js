@@ -6,8 +6,8 @@ import { killTrial } from "./controls.js";
 import { h, icon, replace } from "./dom.js";
 import { notFound } from "./experiment.js";
 import {
-  KILLABLE_TRIAL, absolute, badge, count, duration, isLive, num, objectiveMetric, param, statusLabel, tickTimes,
-  timeEl,
+  KILLABLE_TRIAL, absolute, badge, count, duration, isLive, num, objectiveMetric, objectives, param, statusLabel,
+  tickTimes, timeEl,
 } from "./format.js";
 import { allowPlotly, purge, reportsChart } from "./plots.js";
 import { Poller } from "./poller.js";
@@ -155,8 +155,13 @@ class TrialPage {
     const t = this.trial;
     const r = this.record;
     const objective = objectiveMetric(r.options, Object.keys(t.metrics));
+    const several = t.values ? objectives(r.options) : null; // a multi-objective trial: every value
+    const constraints = t.constraints ? h("div", { "data-testid": "trial-feasible" }, t.feasible === false
+      ? h("span", { class: "tag warn" }, `infeasible: violated by ${num(t.violation)}`) : h("span", { class: "tag ok" }, "feasible")) : null;
     replace(this.stats,
-      stat(objective ? `Value (${objective})` : "Value", t.value === null ? h("span", { class: "muted" }, "–") : h("span", { class: "best-value", "data-testid": "trial-value" }, num(t.value, 6))),
+      several
+        ? stat("Objectives", h("div", { class: "param-list", "data-testid": "trial-values" }, several.map((o, i) => h("span", { class: "param-pill" }, h("span", { class: "muted" }, `${o.metric} `), num(t.values[i], 6)))), { sub: constraints })
+        : stat(objective ? `Value (${objective})` : "Value", t.value === null ? h("span", { class: "muted" }, "–") : h("span", { class: "best-value", "data-testid": "trial-value" }, num(t.value, 6)), { sub: constraints }),
       stat("Duration", t.duration !== null ? duration(t.duration) : t.started_at && t.status === "RUNNING" ? h("span", null, duration(Date.now() / 1000 - t.started_at), h("span", { class: "muted" }, " so far")) : "–"),
       stat("Started", t.started_at ? h("span", { title: absolute(t.started_at) }, timeEl(t.started_at)) : h("span", { class: "muted" }, "not yet")),
       stat("Finished", t.finished_at ? timeEl(t.finished_at) : h("span", { class: "muted" }, "–")),
@@ -183,7 +188,7 @@ class TrialPage {
 
   async drawCurve() {
     const names = this.reportMetrics();
-    const objective = this.record.options.metric;
+    const objective = objectiveMetric(this.record.options, names);
     if (!this.metric || !names.includes(this.metric)) this.metric = names.includes(objective) ? objective : names[0] || null;
     replace(this.metricSelect, names.map((m) => h("option", { value: m, selected: m === this.metric }, m)));
     this.metricSelect.hidden = names.length < 2;

@@ -3,7 +3,7 @@
 // page, the one in flight aborted when the page changes, live changes batched.
 import { exp, getWithHeaders } from "./api.js";
 import { h, icon, replace } from "./dom.js";
-import { badge, count, duration, num, objectiveMetric, param, timeEl } from "./format.js";
+import { badge, count, duration, firstMode, isMultiObjective, num, objectiveMetric, objectives, param, timeEl } from "./format.js";
 import { link } from "./router.js";
 import { empty, errorBox } from "./ui.js";
 
@@ -46,13 +46,26 @@ export class TrialsTable {
   /** The columns for the experiment as known now. */
   columns() {
     const ctx = this.ctx;
-    const objective = objectiveMetric(ctx.record.options, ctx.metrics); // its column is the value
+    const options = ctx.record.options;
+    const objective = objectiveMetric(options, ctx.metrics); // its column is the value
     const cols = [];
     if (this.selectable) cols.push({ key: "select", label: "", cls: "col-select" });
     cols.push({ key: "number", label: "#", sort: "number", cls: "num col-number" });
     cols.push({ key: "status", label: "Status", cls: "col-status" });
-    cols.push({ key: "value", label: objective ? `Value (${objective})` : "Value", sort: "value", cls: "num", title: `the objective, ${ctx.record.options.mode}: sorted best first` });
-    for (const name of [...ctx.metrics].filter((m) => m !== objective).sort()) {
+    const several = isMultiObjective(options) ? objectives(options) : null;
+    if (several) { // a column per objective, the first sorted as the value (best first)
+      several.forEach((o, i) => cols.push({
+        key: `objective.${o.metric}`, label: o.metric, sort: i === 0 ? "value" : `metric.${o.metric}`, cls: "num col-objective",
+        objective: i, title: `objective ${i + 1} of ${several.length}, ${o.mode}${i === 0 ? ": sorted best first" : ""}`,
+      }));
+    } else {
+      cols.push({ key: "value", label: objective ? `Value (${objective})` : "Value", sort: "value", cls: "num", title: `the objective, ${firstMode(options)}: sorted best first` });
+    }
+    if (options.constraints || this.rows.some((t) => t.constraints)) {
+      cols.push({ key: "violation", label: "Constraints", cls: "num col-violation", title: "feasible when every constraint is met; else by how much they are missed (the sum of the violations)" });
+    }
+    const shown = new Set(several ? several.map((o) => o.metric) : [objective]);
+    for (const name of [...ctx.metrics].filter((m) => !shown.has(m)).sort()) {
       cols.push({ key: `metric.${name}`, label: name, sort: `metric.${name}`, cls: "num col-metric", metric: name });
     }
     for (const p of ctx.params) {
@@ -164,7 +177,7 @@ export class TrialsTable {
     const label = c.sort === "value" && active ? (active === "asc" ? "best first" : "worst first") : active === "asc" ? "ascending" : "descending";
     // which way the numbers go down the column: `value` sorts best first, the largest on top
     // when the experiment maximises; the arrow and aria-sort follow the numbers
-    const largestFirst = c.sort === "value" && this.ctx.record.options.mode === "max";
+    const largestFirst = c.sort === "value" && firstMode(this.ctx.record.options) === "max";
     const arrow = (key) => ((key === "asc") !== largestFirst ? "up" : "down");
     const shown = active ? arrow(active) : null;
     return h("th", {
@@ -204,6 +217,10 @@ export class TrialsTable {
       },
     });
     for (const c of cols) tr.append(this.cell(trial, c, href));
+    if (feasible(trial) === false) {
+      tr.classList.add("infeasible");
+      tr.dataset.feasible = "false";
+    }
     if (this.ctx.selected.has(trial.number)) tr.classList.add("selected");
     return tr;
   }
@@ -224,6 +241,12 @@ export class TrialsTable {
         return td(badge(trial.status));
       case "value":
         return td(trial.value === null ? h("span", { class: "muted" }, "–") : num(trial.value), { "data-col": "value" });
+      case "violation": {
+        const ok = feasible(trial);
+        if (ok === null) return td(h("span", { class: "muted" }, "–"), { "data-col": "violation" });
+        const text = ok ? "feasible" : `violated by ${num(violation(trial))}`;
+        return td(h("span", { class: ok ? "tag ok" : "tag warn", title: `constraints: ${(trial.constraints || []).map((v) => num(v)).join(", ")} (each ≤ 0 when met)` }, text), { "data-col": "violation" });
+      }
       case "duration":
         if (trial.duration === null && trial.started_at && trial.status === "RUNNING") {
           return td(h("span", { class: "muted", title: "running for" }, duration(Date.now() / 1000 - trial.started_at)));
@@ -236,6 +259,10 @@ export class TrialsTable {
       case "started":
         return td(timeEl(trial.started_at));
       default:
+        if (c.objective !== undefined) {
+          const value = trial.values ? trial.values[c.objective] : trial.metrics[c.label];
+          return td(metricText(value), { "data-col": c.key });
+        }
         if (c.metric) return td(metricText(trial.metrics[c.metric]));
         if (c.param) return td(param(trial.params[c.param]), { "data-col": c.key });
         return td("");
@@ -309,6 +336,18 @@ export class TrialsTable {
     if (this.request) this.request.abort();
     clearTimeout(this.pending);
   }
+}
+
+/** Whether a trial met its constraints: null when it has none (yet). */
+function feasible(trial) {
+  if (typeof trial.feasible === "boolean" && trial.constraints) return trial.feasible;
+  return trial.constraints ? trial.constraints.every((v) => v <= 0) : null;
+}
+
+/** The sum of a trial's positive constraint values (0 when feasible). */
+function violation(trial) {
+  if (typeof trial.violation === "number") return trial.violation;
+  return (trial.constraints || []).reduce((sum, v) => sum + Math.max(0, v), 0);
 }
 
 function metricText(value) {
