@@ -110,31 +110,27 @@ def _modes(mode: Mode | str | Sequence[Mode | str]) -> tuple[Mode, ...]:
     return modes
 
 
-def check_objectives(
-    cls: type, name: str, modes: tuple[Mode, ...], constrained: bool, kind: str = "tuner"
-) -> None:
-    """Refuse a tuner (or assessor) class that cannot take the experiment's objectives or
-    constraints, before anything runs.
+def _check_objectives(cls: type, name: str, modes: tuple[Mode, ...], constrained: bool) -> None:
+    """Refuse a tuner class that cannot take the experiment's objectives or constraints,
+    before anything runs.
 
     Raises:
         ConfigError: naming it, what it lacks, and what to use instead.
     """
     if len(modes) > 1 and not getattr(cls, "multi_objective", False):
         raise ConfigError(
-            f"{kind}: {name!r} optimises one objective, and this experiment has "
-            f"{len(modes)} (metric is a list); use a multi-objective {kind} "
-            f"({', '.join(_able('multi_objective', kind))}), or one metric"
+            f"tuner: {name!r} optimises one objective, and this experiment has "
+            f"{len(modes)} (metric is a list); use a multi-objective tuner "
+            f"({', '.join(_able('multi_objective'))}), or one metric"
         )
     if constrained and not getattr(cls, "constraints", False):
         raise ConfigError(
-            f"{kind}: {name!r} does not honour constraints, and this experiment has some; use "
-            f"one that does ({', '.join(_able('constraints', kind))}), or remove constraints"
+            f"tuner: {name!r} does not honour constraints, and this experiment has some; use "
+            f"one that does ({', '.join(_able('constraints'))}), or remove constraints"
         )
 
 
-def _able(flag: str, kind: str) -> list[str]:
-    if kind != "tuner":
-        return ["see docs/multiobjective.md"]
+def _able(flag: str) -> list[str]:
     able = []
     for name in TUNERS.registered():
         try:
@@ -272,11 +268,11 @@ def create_tuner(
     modes = _modes(mode)
     mode = modes if len(modes) > 1 else modes[0]
     if isinstance(tuner, Tuner):
-        check_objectives(type(tuner), type(tuner).__name__, modes, constrained)
+        _check_objectives(type(tuner), type(tuner).__name__, modes, constrained)
         return _check_instance(tuner, space, modes, args)
     nni_class = nni_tuner_class(tuner)
     if nni_class is not None:
-        check_objectives(nni_class, nni_class.__name__, modes, constrained)
+        _check_objectives(nni_class, nni_class.__name__, modes, constrained)
         advisor = hasattr(nni_class, "handle_request_trial_jobs")
         adapter = TUNERS.get(NNI_ADVISOR_ADAPTER if advisor else NNI_TUNER_ADAPTER)
         nni_args = {"class_name": class_path(nni_class), "class_args": dict(args or {})}
@@ -291,7 +287,7 @@ def create_tuner(
         raise ConfigError(
             f"tuner: expected a name, a Tuner subclass or a Tuner instance, got {tuner!r}"
         )
-    check_objectives(cls, name, modes, constrained)
+    _check_objectives(cls, name, modes, constrained)
     checked = check_arguments(cls, args, f"tuner_args of {name!r}", given=("mode", "seed"))
     return cls(space, mode=mode, seed=seed, **checked)
 
