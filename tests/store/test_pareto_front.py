@@ -5,6 +5,7 @@ PostgreSQL, agrees with ``hyperlab.pareto.pareto_front`` over the trials ``get_t
 from __future__ import annotations
 
 import itertools
+import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -114,15 +115,25 @@ def test_one_objective_has_the_best_feasible_trials_on_its_front(store):
     assert found.points[1].violation == 1.0 and not found.points[1].feasible
 
 
-def test_params_are_left_out_when_not_asked_for(store):
+def test_params_and_constraints_are_left_out_when_not_asked_for(store):
     _experiment(store, "noparams", ExperimentOptions(metric=("a", "b")))
     store.put_trial(
-        Trial("noparams", 0, {"x": 0.5}, TrialStatus.SUCCEEDED, value=1.0, values=(1.0, 2.0))
+        Trial(
+            "noparams",
+            0,
+            {"x": 0.5},
+            TrialStatus.SUCCEEDED,
+            value=1.0,
+            values=(1.0, 2.0),
+            constraints=(3.0, -1.0),
+        )
     )
     store.flush()
-    assert store.get_pareto_front("noparams", ["min", "min"]).points[0].params == {"x": 0.5}
-    (point,) = store.get_pareto_front("noparams", ["min", "min"], params=False).points
-    assert point.params == {} and point.on_front and point.values == (1.0, 2.0)
+    (point,) = store.get_pareto_front("noparams", ["min", "min"]).points
+    assert point.params == {"x": 0.5} and point.constraints == (3.0, -1.0)
+    (point,) = store.get_pareto_front("noparams", ["min", "min"], details=False).points
+    assert point.params is None and point.constraints is None and point.values == (1.0, 2.0)
+    assert (point.feasible, point.violation, point.on_front) == (False, 3.0, False)
 
 
 def test_trials_with_another_number_of_objectives_are_left_out(store):
@@ -139,3 +150,32 @@ def test_an_unknown_experiment_is_not_found_and_an_empty_one_has_no_front(store)
     assert found.points == () and found.front == [] and found.n_infeasible == 0
     with pytest.raises(ExperimentNotFound):
         store.get_pareto_front("nothing", MODES)
+
+
+def test_values_that_are_not_finite_are_read_as_stored(store):
+    _experiment(store, "odd", ExperimentOptions(metric=("a", "b"), constraints=("c <= 0",)))
+    rows = [
+        ((math.inf, 1.0), (-1.0,)),
+        ((0.5, math.nan), (math.inf,)),
+        ((0.0, 2.0), (0.0,)),
+        ((-math.inf, 3.0), None),
+    ]
+    for number, (values, constraints) in enumerate(rows):
+        store.put_trial(
+            Trial(
+                "odd",
+                number,
+                {},
+                TrialStatus.SUCCEEDED,
+                value=values[0],
+                values=values,
+                constraints=constraints,
+            )
+        )
+    store.flush()
+    found = store.get_pareto_front("odd", MODES, details=False)
+    stored = store.get_trials("odd", reports=False)
+    assert found.front == [t.number for t in pareto_front(stored, MODES)]
+    for point, trial in zip(found.points, stored, strict=True):
+        assert point.values == pytest.approx(trial.values, nan_ok=True)
+        assert (point.feasible, point.violation) == (trial.feasible, trial.violation)

@@ -98,7 +98,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
 def _best_column(store: Any, summary: Any) -> str:
     """The ``best`` cell of ``ls``: the best value, or ``front N`` with several objectives."""
     if len(summary.modes) > 1:
-        front = store.get_pareto_front(summary.id, summary.modes, params=False).front
+        front = store.get_pareto_front(summary.id, summary.modes, details=False).front
         return f"front {len(front)}" if front else "-"
     return "-" if summary.best_value is None else f"{summary.best_value:.6g}"
 

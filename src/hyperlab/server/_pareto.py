@@ -3,9 +3,9 @@ objective values, feasibility and whether it is on the front, for the dashboard'
 plots) and the hypervolume of the front.
 
 The front is computed from the columns it needs (``Store.get_pareto_front``) and remembered by
-the change cursor, so polls that see no change read one cursor; a page's parameters are read
-for the trials on that page only. A single-objective experiment has a front too: its best
-feasible trial(s).
+the change cursor, so polls that see no change read one cursor; a page's parameters and
+constraint values are read for the trials on that page only. A single-objective experiment has
+a front too: its best feasible trial(s).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Annotated
 
+import numpy as np
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
@@ -21,7 +22,7 @@ from hyperlab.server._context import MAX_ID, READ_ERRORS, ApiContext, Experiment
 from hyperlab.server._models import finite, finite_list
 from hyperlab.server._trials import MAX_PAGE, page_size
 from hyperlab.store import ExperimentRecord, ParetoFront, ParetoPoint
-from hyperlab.trial import Mode
+from hyperlab.trial import Mode, Trial
 
 __all__ = ["HypervolumeOut", "ParetoOut", "ParetoTrialOut", "metric_names", "router"]
 
@@ -90,19 +91,20 @@ def read_front(ctx: ApiContext, record: ExperimentRecord) -> tuple[int, ParetoFr
     key = ("pareto", record.id, record.created_at, modes, cursor)
     found = ctx.memo.get(key)
     if found is None:
-        found = ctx.store.get_pareto_front(record.id, modes, params=False)
+        found = ctx.store.get_pareto_front(record.id, modes, details=False)
         ctx.memo.put(key, found)
     return cursor, found
 
 
-def _point_out(point: ParetoPoint, params: dict[str, object]) -> ParetoTrialOut:
+def _point_out(point: ParetoPoint, trial: Trial | None) -> ParetoTrialOut:
+    """One listed trial: its point, with the constraint values and params of its record."""
     return ParetoTrialOut(
         number=point.number,
         values=finite_list(point.values) or [],
         feasible=point.feasible,
         violation=finite(point.violation),
-        constraints=finite_list(point.constraints),
-        params=params,
+        constraints=None if trial is None else finite_list(trial.constraints),
+        params={} if trial is None else trial.params,
         on_front=point.on_front,
     )
 
@@ -133,17 +135,15 @@ def pareto(
     ctx = context(request)
     record = ctx.store.get_experiment(experiment_id)
     cursor, found = read_front(ctx, record)
-    listed = [p for p in found.points if p.on_front]
+    listed = np.flatnonzero(found.on_front)
     if not front_only:
-        listed += [p for p in found.points if not p.on_front]
-    page = listed[offset : offset + page_size(record, limit)]
-    params = {
-        t.number: t.params for t in ctx.store.trials_by_number(record.id, [p.number for p in page])
-    }
+        listed = np.concatenate([listed, np.flatnonzero(~found.on_front)])
+    page = [found.point(int(i)) for i in listed[offset : offset + page_size(record, limit)]]
+    records = {t.number: t for t in ctx.store.trials_by_number(record.id, [p.number for p in page])}
     return ParetoOut(
         metrics=metric_names(record),
         modes=list(found.modes),
-        trials=[_point_out(p, params.get(p.number, {})) for p in page],
+        trials=[_point_out(p, records.get(p.number)) for p in page],
         front=found.front,
         total=len(listed),
         n_infeasible=found.n_infeasible,
@@ -197,7 +197,7 @@ def hypervolume(
     record = ctx.store.get_experiment(experiment_id)
     point = parse_reference(reference, len(record.options.modes))
     _, found = read_front(ctx, record)
-    front = [p.values for p in found.points if p.on_front]
-    points = [v for v in front if all(math.isfinite(x) for x in v)]
-    value = volume(points, point, found.modes) if points else 0.0
+    front = found.values[found.on_front]
+    points = front[np.isfinite(front).all(axis=1)]
+    value = volume(points, point, found.modes) if len(points) else 0.0
     return HypervolumeOut(hypervolume=value, reference=point, front_size=len(front))
