@@ -271,6 +271,9 @@ def single_threaded_blas() -> Iterator[None]:
     """
     global _controller
     if _controller is None:
+        # SciPy's linear algebra brings its own OpenBLAS: loaded first, so that the limit covers
+        # it (left out, a GP's fit under load ran 80x slower on two threads fighting for cores)
+        import scipy.linalg  # noqa: F401
         from threadpoolctl import ThreadpoolController
 
         _controller = ThreadpoolController()
