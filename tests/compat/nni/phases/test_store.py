@@ -95,6 +95,8 @@ def test_a_version_5_store_is_migrated_to_version_6(backend, new_storage):
     engine = create_engine(url)
     with engine.begin() as conn:  # back to version 5, as the previous hyperlab wrote it
         conn.execute(text("DROP TABLE phases"))
+        for column in ("objective_values", "constraint_values", "violation"):  # version 7's
+            conn.execute(text(f"ALTER TABLE trials DROP COLUMN {column}"))
         conn.execute(text("UPDATE hyperlab_meta SET value = '5' WHERE key = 'schema_version'"))
     assert "phases" not in inspect(engine).get_table_names()
     with Store.open(storage) as migrated:
