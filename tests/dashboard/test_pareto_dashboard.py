@@ -164,6 +164,8 @@ def test_two_objectives_draw_the_front_dominated_and_infeasible_trials(
     assert f"{len(expected['infeasible'])} infeasible" in note
     assert page.get_by_test_id("best-chart").count() == 0
     assert "a min" in page.get_by_test_id("objectives").inner_text()
+    heading = page.get_by_test_id("top-trials").locator("h2").inner_text()
+    assert heading == "Top trials by a"  # no trial is best: it says what the table ranks by
     dash.settle()
     dash.shot("pareto-2d")
 

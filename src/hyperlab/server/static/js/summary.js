@@ -33,7 +33,8 @@ export function summaryTab(el, ctx) {
   const drawFirst = front ? front.draw : () => drawBest();
   const table = new TrialsTable(ctx, { sort: "value", limit: 10, compact: true, onDrawn: () => ctx.drawn("table") });
   const top = h("section", { class: "card flush", "data-testid": "top-trials" },
-    h("div", { class: "card-head padded" }, h("h2", null, "Top trials"),
+    // with several objectives no trial is best: the table ranks by the first objective
+    h("div", { class: "card-head padded" }, h("h2", null, front ? `Top trials by ${[].concat(metric)[0]}` : "Top trials"),
       h("a", { href: link(ctx.id, "trials"), class: "link", "data-testid": "all-trials" }, "All trials →")),
     table.el);
 
