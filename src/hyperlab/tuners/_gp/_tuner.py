@@ -51,6 +51,7 @@ from hyperlab.tuners.base import Tuner
 
 if TYPE_CHECKING:
     from hyperlab.tuners._gp._acquisition import Acquisition
+    from hyperlab.tuners._gp._gaussian_process import GaussianProcess
 
 __all__ = ["GPTuner"]
 
@@ -63,6 +64,8 @@ _FIT_MAXITER = 50
 _REFINE_MAXITER = 100
 _EHVI_SAMPLES = 128
 """Normal samples per objective estimating the expected hypervolume improvement (BoTorch's)."""
+_SCREEN_SAMPLES = 32
+"""The first samples only, to rank the candidates (the best ``n_refine`` are scored on all)."""
 
 
 def refit_count(n: int) -> int:
@@ -85,18 +88,23 @@ class GPTuner(Tuner):
         max_points: Trials modelled at most (the GP costs ``O(n^3)``).
         max_dims: Unit-cube dimensions accepted at most (the model degrades beyond ~20).
         acquisition: ``"ei"``: the point of highest expected improvement over the best trial
-            by more than ``xi``; ``"ucb"``: the point of best confidence bound, ``mean -
-            kappa * std`` of the loss (``bayes_opt``'s ``ucb``; the scale of the objective
-            does not change which point that is).
+            by more than ``xi`` (of the hypervolume, with several objectives); ``"ucb"``: the
+            point of best confidence bound, ``mean - kappa * std`` of the loss (``bayes_opt``'s
+            ``ucb``; the scale of the objective does not change which point that is), for one
+            objective only.
         kappa: The weight of the uncertainty in ``ucb`` (>= 0; ``bayes_opt``'s default).
-        xi: In ``ei``, the improvement to exceed, in the objective's units (>= 0).
+        xi: In ``ei`` with one objective, the improvement to exceed, in the objective's units
+            (>= 0).
     """
+
+    multi_objective = True
+    constraints = True
 
     def __init__(
         self,
         space: SearchSpace,
         *,
-        mode: Mode | str = Mode.MIN,
+        mode: Mode | str | Sequence[Mode | str] = Mode.MIN,
         seed: int | None = None,
         n_startup_trials: int = 10,
         n_candidates: int = 1000,
@@ -111,6 +119,11 @@ class GPTuner(Tuner):
         if acquisition not in ("ei", "ucb"):
             raise ConfigError(
                 f"tuner_args: gp needs acquisition to be 'ei' or 'ucb', got {acquisition!r}"
+            )
+        if acquisition == "ucb" and len(self.modes) > 1:
+            raise ConfigError(
+                f"tuner_args: gp's acquisition 'ucb' takes one objective, got {len(self.modes)} "
+                "(metric is a list); use acquisition='ei' (expected hypervolume improvement)"
             )
         for name, value in (("kappa", kappa), ("xi", xi)):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -144,22 +157,41 @@ class GPTuner(Tuner):
         self.n_candidates = n_candidates
         self.n_refine = n_refine
         self.max_points = max_points
-        self.history = History(self.unit, mode)
+        self.history = History(self.unit, self.mode)
         self._cat = np.array([c.kind == "cat" for c in self.unit.coords], dtype=bool)
         self._shift = self.rng(*_STARTUP_KEY).random(self.unit.d)
-        # the last hyperparameter fit: (the digest of the trials it was fitted to, its result)
-        self._fit: tuple[bytes, np.ndarray] | None = None
+        self._signs = np.array([m.sign for m in self.modes], dtype=float)
+        # each trial's losses and constraint values (None where not all finite, or absent),
+        # modelled with several objectives or once a trial has constraints
+        self._outcomes: dict[int, tuple[np.ndarray | None, np.ndarray | None]] = {}
+        self._constrained = False
+        # the last hyperparameter fit of each modelled output (objectives, then constraints):
+        # (the digest of the trials it was fitted to, its result)
+        self._fits: dict[int, tuple[bytes, np.ndarray]] = {}
 
     def observe(self, trial: Trial) -> None:
         self.history.add(trial)
+        if trial.constraints is not None:
+            self._constrained = True
+        self._outcomes[trial.number] = (self._losses(trial), _finite(trial.constraints))
+
+    def _losses(self, trial: Trial) -> np.ndarray | None:
+        values = trial.objectives
+        if trial.status is not TrialStatus.SUCCEEDED or values is None:
+            return None
+        if len(values) != len(self.modes):
+            return None
+        found = _finite(values)
+        return None if found is None else found * self._signs
 
     def suggest(self, number: int) -> dict[str, Any]:
         rng = self.rng(number)
-        if self.history.n_ok < self.n_startup_trials or self.unit.d == 0:
-            x = self._startup(number)
-        else:
+        x: np.ndarray | None = None
+        if self.history.n_ok >= self.n_startup_trials and self.unit.d > 0:
             with single_threaded_blas():
                 x = self._model(rng)
+        if x is None:  # start-up, or no trial has every objective and constraint finite yet
+            x = self._startup(number)
         if self.history.is_seen(x[None, :])[0]:
             x = self.history.unseen(rng, x)
         self.history.propose(number, x)
@@ -181,63 +213,159 @@ class GPTuner(Tuner):
             Z[:, j] = np.minimum(np.floor(Z[:, j] * k), k - 1)
         return Z
 
-    def _hyperparameters(self, X: np.ndarray, loss: np.ndarray, number: np.ndarray) -> np.ndarray:
-        """Hyperparameters fitted to the first ``refit_count(n)`` of the succeeded trials
-        ``(X, loss, number)`` (sorted by number), reused while those trials stay the same."""
-        g = refit_count(len(loss))
-        X, loss, number = X[:g], loss[:g], number[:g]
-        digest = hashlib.blake2b(number.tobytes() + loss.tobytes() + X.tobytes()).digest()
-        if self._fit is not None and self._fit[0] == digest:
-            return self._fit[1]
+    def _hyperparameters(
+        self, slot: int, X: np.ndarray, y: np.ndarray, number: np.ndarray
+    ) -> np.ndarray:
+        """Hyperparameters of output ``slot`` (objectives, then constraints) fitted to the
+        first ``refit_count(n)`` of the trials ``(X, y, number)`` (sorted by number), reused
+        while those trials stay the same."""
+        g = refit_count(len(y))
+        X, y, number = X[:g], y[:g], number[:g]
+        digest = hashlib.blake2b(number.tobytes() + y.tobytes() + X.tobytes()).digest()
+        fit = self._fits.get(slot)
+        if fit is not None and fit[0] == digest:
+            return fit[1]
         from hyperlab.tuners._gp._gaussian_process import fit_hyperparameters, prior_mode
 
-        keep = self._subset(loss)
+        keep = self._subset(y)
         start = prior_mode(self.unit.d)
         alt = start.copy()
         alt[: self.unit.d] -= 1.0  # shorter length scales: a wigglier function
         theta = fit_hyperparameters(
-            self._features(X[keep]), loss[keep], self._cat, [start, alt], maxiter=_FIT_MAXITER
+            self._features(X[keep]), y[keep], self._cat, [start, alt], maxiter=_FIT_MAXITER
         )
-        self._fit = (digest, theta)
+        self._fits[slot] = (digest, theta)
         return theta
 
-    def _model(self, rng: np.random.Generator) -> np.ndarray:
+    def _model(self, rng: np.random.Generator) -> np.ndarray | None:
         # the model needs SciPy (about 0.2 s to import): loaded with the first model-based
         # proposal, so that a run's start-up proposals need NumPy only
         from hyperlab.tuners._gp._gaussian_process import GaussianProcess
 
         X, loss, number = self.history.succeeded()
-        theta = self._hyperparameters(X, loss, number)
+        if len(self.modes) > 1 or self._constrained:
+            return self._model_outcomes(rng, X, number)
+        theta = self._hyperparameters(0, X, loss, number)
         keep = self._subset(loss)
         X, loss = X[keep], loss[keep]
+        gp = GaussianProcess(self._features(X), loss, self._cat, theta, liars=self._liars())
+        C = self._candidates(rng, X[np.argsort(loss, kind="stable")[:10]])
+        return self._maximise(self._single(gp, gp.best), C)
+
+    def _model_outcomes(
+        self, rng: np.random.Generator, X: np.ndarray, number: np.ndarray
+    ) -> np.ndarray | None:
+        """The proposal with several objectives or with constraints; None when no trial has
+        every objective and constraint finite."""
+        from hyperlab.pareto import non_dominated_ranks
+        from hyperlab.tuners._gp._acquisition import LogEHVI, LogFeasibility, Sum
+        from hyperlab.tuners._gp._gaussian_process import GaussianProcess
+
+        rows, Y, C = self._outcome_rows(number)
+        if not len(rows):
+            return None
+        X, number = X[rows], number[rows]
+        targets = [*Y.T, *C.T]
+        thetas = [self._hyperparameters(i, X, y, number) for i, y in enumerate(targets)]
+        violation = np.maximum(C, 0.0).sum(axis=1)
+        ranks = non_dominated_ranks(Y, violation).astype(float)
+        keep = self._subset(ranks)
+        X, Y, ranks, violation = X[keep], Y[keep], ranks[keep], violation[keep]
+        F, liars = self._features(X), self._liars()
+        gps = [
+            GaussianProcess(F, y[keep], self._cat, t, liars=liars)
+            for y, t in zip(targets, thetas, strict=True)
+        ]
+        objectives, limits = gps[: Y.shape[1]], gps[Y.shape[1] :]
+        # candidates around the front (or the 10 best rows, when it is smaller)
+        front = np.flatnonzero(ranks == 0)
+        top = front if len(front) > 10 else np.argsort(ranks, kind="stable")[:10]
+        candidates = self._candidates(rng, X[top])
+        parts: list[Acquisition] = []
+        cheap: list[Acquisition] = []  # the same, cheaper, to rank the candidates
+        feasible = violation <= 0.0
+        if feasible.any() and len(objectives) == 1:
+            gp = objectives[0]
+            parts.append(self._single(gp, (float(Y[feasible, 0].min()) - gp.mean) / gp.scale))
+        elif feasible.any():
+            mean = np.array([gp.mean for gp in objectives])
+            scale = np.array([gp.scale for gp in objectives])
+            samples = _normal_samples(rng, _EHVI_SAMPLES, len(objectives))
+            ehvi = LogEHVI(objectives, (Y[feasible] - mean) / scale, samples)
+            parts.append(ehvi)
+            cheap = [ehvi.subsampled(_SCREEN_SAMPLES)]
+        if limits:
+            thresholds = [-gp.mean / gp.scale for gp in limits]  # each constraint's 0
+            parts.append(LogFeasibility(limits, thresholds))
+            cheap.append(parts[-1])
+        acquisition = parts[0] if len(parts) == 1 else Sum(*parts)
+        screen = (
+            (cheap[0] if len(cheap) == 1 else Sum(*cheap)) if len(cheap) == len(parts) else None
+        )
+        return self._maximise(acquisition, candidates, screen)
+
+    def _outcome_rows(self, number: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Of the succeeded trials ``number``, the rows with every objective (and, once a trial
+        has constraints, every constraint, as many as the first such row's) finite; their
+        losses ``(n, k)`` and constraint values ``(n, c)`` (``c = 0`` without constraints)."""
+        rows: list[int] = []
+        losses: list[np.ndarray] = []
+        limits: list[np.ndarray] = []
+        width: int | None = None if self._constrained else 0
+        for row, n in enumerate(number.tolist()):
+            y, c = self._outcomes.get(n, (None, None))
+            if y is None:
+                continue
+            if width is None and c is not None:
+                width = len(c)
+            if width:
+                if c is None or len(c) != width:
+                    continue
+                limits.append(c)
+            rows.append(row)
+            losses.append(y)
+        k = len(self.modes)
+        Y = np.array(losses, dtype=float).reshape(len(rows), k)
+        C = np.array(limits, dtype=float).reshape(len(rows), width or 0)
+        return np.array(rows, dtype=np.int64), Y, C
+
+    def _liars(self) -> np.ndarray | None:
         pending = list(self.history.pending.values())
-        liars = self._features(np.array(pending)) if pending else None
-        gp = GaussianProcess(self._features(X), loss, self._cat, theta, liars=liars)
-        C = self._candidates(rng, X, loss)
-        best = gp.best - self.xi / gp.scale  # xi in the objective's units; gp's standardised
-        scores = self._acquisition(gp, C, best)
+        return self._features(np.array(pending)) if pending else None
+
+    def _single(self, gp: GaussianProcess, best: float) -> Acquisition:
+        """The single-objective acquisition: log EI below ``best`` (standardised) by ``xi``, or
+        the confidence bound."""
+        from hyperlab.tuners._gp._acquisition import UCB, LogEI
+
+        if self.acquisition == "ucb":
+            return UCB(gp, self.kappa)
+        return LogEI(gp, best - self.xi / gp.scale)  # xi in the objective's units
+
+    def _maximise(
+        self, acquisition: Acquisition, C: np.ndarray, screen: Acquisition | None = None
+    ) -> np.ndarray:
+        """The candidate of ``C`` (or a refinement of the best ones) of highest acquisition
+        that was not proposed before; ``screen``, a cheaper estimate, ranks the candidates
+        first, and only the best are scored exactly."""
+        F = self._features(C)
+        scores = (screen or acquisition)(F)
         scores[self.history.is_seen(C)] = -np.inf
         order = np.argsort(-scores, kind="stable")[: max(self.n_refine, 1)]
+        if screen is not None:
+            exact = np.where(np.isfinite(scores[order]), acquisition(F[order]), -np.inf)
+            scores[order] = exact
+            order = order[np.argsort(-exact, kind="stable")]
         best_x, best_score = C[order[0]], scores[order[0]]
         starts = C[[i for i in order[: self.n_refine] if np.isfinite(scores[i])]]
         if len(starts):
-            R = self._refine(gp, starts, best)
-            refined = self._acquisition(gp, R, best)
+            R = self._refine(acquisition, starts)
+            refined = acquisition(self._features(R))
             refined[self.history.is_seen(R)] = -np.inf
             i = int(np.argmax(refined))
             if refined[i] > best_score:
                 best_x = R[i]
         return best_x
-
-    def _acquisition(self, gp: GaussianProcess, X: np.ndarray, best: float) -> np.ndarray:
-        """The acquisition at the rows of ``X`` (higher is better): log EI below ``best``, or
-        the confidence bound."""
-        from hyperlab.tuners._gp._gaussian_process import log_expected_improvement
-
-        mu, sigma = gp.predict(self._features(X))
-        if self.acquisition == "ucb":
-            return self.kappa * sigma - mu
-        return log_expected_improvement(mu, sigma, best)
 
     def _subset(self, loss: np.ndarray) -> np.ndarray:
         """Rows to model: all, or the best half of ``max_points`` and the most recent rest."""
@@ -248,9 +376,9 @@ class GPTuner(Tuner):
         rest = np.setdiff1d(np.arange(n), best)[-(self.max_points - best.size) :]
         return np.sort(np.concatenate([best, rest]))
 
-    def _candidates(self, rng: np.random.Generator, X: np.ndarray, loss: np.ndarray) -> np.ndarray:
+    def _candidates(self, rng: np.random.Generator, top: np.ndarray) -> np.ndarray:
+        """Random points, and perturbations of the rows of ``top`` (the best trials)."""
         n_local = self.n_candidates // 2
-        top = X[np.argsort(loss, kind="stable")[:10]]
         base = top[rng.integers(0, len(top), n_local)]
         scale = rng.choice([0.01, 0.05, 0.2], size=(n_local, 1))
         local = base + scale * rng.standard_normal(base.shape)
@@ -262,7 +390,7 @@ class GPTuner(Tuner):
         C = np.vstack([local, glob])
         return self.unit.mask_inactive(self.unit.snap(C))
 
-    def _refine(self, gp: GaussianProcess, X0: np.ndarray, best: float) -> np.ndarray:
+    def _refine(self, acquisition: Acquisition, X0: np.ndarray) -> np.ndarray:
         """The rows of ``X0`` moved to local maxima of the acquisition along their active
         non-categorical coordinates, all in one L-BFGS-B run (the sum of their acquisitions is
         separable); snapped onto the space."""
@@ -276,10 +404,7 @@ class GPTuner(Tuner):
         def objective(v: np.ndarray) -> tuple[float, np.ndarray]:
             Z = Z0.copy()
             Z[free] = v
-            if self.acquisition == "ucb":
-                value, grad = gp.lcb_and_grad(Z, self.kappa)
-            else:
-                value, grad = gp.log_ei_and_grad(Z, best)
+            value, grad = acquisition.with_grad(Z)
             return -float(value.sum()), -grad[free]
 
         res = minimize(
@@ -293,3 +418,23 @@ class GPTuner(Tuner):
         X = X0.copy()
         X[free] = res.x
         return self.unit.mask_inactive(self.unit.snap(X))
+
+
+def _finite(values: Sequence[float] | None) -> np.ndarray | None:
+    """``values`` as an array, or None when absent or not all finite numbers."""
+    if values is None:
+        return None
+    try:
+        found = np.array(values, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return found if found.ndim == 1 and np.all(np.isfinite(found)) else None
+
+
+def _normal_samples(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
+    """``n`` quasi-random standard normal points of ``k`` dimensions (a randomly shifted
+    Kronecker sequence through the normal quantile)."""
+    from scipy.special import ndtri
+
+    u = kronecker_points(np.arange(n), rng.random(k))
+    return np.asarray(ndtri(np.clip(u, 1e-9, 1.0 - 1e-9)))
