@@ -1,6 +1,8 @@
-"""auto: the default tuner, which picks an algorithm by the search space and the trials so far.
+"""auto: the default tuner, which picks an algorithm by the search space, the objectives and the
+trials so far.
 
-The rule (chosen on the problems of ``benchmarks/quality.py``, see docs/tuners.md):
+With one objective and no constraints (chosen on the problems of ``benchmarks/quality.py``, see
+docs/tuners.md):
 
 - A space of up to ``GP_DIMENSIONS`` unit-cube dimensions (nested ones included) is searched
   with ``gp`` for its first ``gp_trials`` trials, where a Gaussian process makes the most of
@@ -13,14 +15,29 @@ The rule (chosen on the problems of ``benchmarks/quality.py``, see docs/tuners.m
   as ``n^3``).
 - A larger space, where a GP's model degrades, starts with that successor.
 
+Once a trial carries constraints, the successor is ``tpe`` wherever it would be ``cmaes``
+(which does not honour constraints); ``gp`` models them (see ``hyperlab.tuners._gp``).
+
+With several objectives (``mode`` a sequence), chosen on tuning seeds (0..N-1, ``--tuning``) of
+``benchmarks/multiobjective.py``'s WFG4 and DTLZ2 problems, never on the seeds it reports (1000
+and up):
+
+- A space of up to ``MO_GP_DIMENSIONS`` dimensions, with up to ``MO_GP_OBJECTIVES``
+  objectives, is searched with ``gp`` (expected hypervolume improvement, times the probability
+  of feasibility under constraints) for its first ``mo_gp_trials`` trials.
+- Then, and from the start for more objectives or dimensions, ``tpe`` (multi-objective TPE),
+  which handles any space, any number of objectives and constraints at a cost that stays low,
+  where a GP's proposals (one GP per objective and constraint) grow as ``n^3``.
+
 Every sub-tuner observes every trial, so the one that takes over learns from all the trials
-before it. Which one proposes trial ``n`` depends only on the space and ``n``, so proposals
-remain a function of the seed, the trial number and the observed trials (replay after a crash
-gives the same ones).
+before it. Which one proposes trial ``n`` depends only on the space, the objectives, whether an
+observed trial had constraints, and ``n``, so proposals remain a function of the seed, the trial
+number and the observed trials (replay after a crash gives the same ones).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from hyperlab.errors import ConfigError
@@ -29,48 +46,73 @@ from hyperlab.trial import Mode, Trial
 from hyperlab.tuners._history import UnitSpace
 from hyperlab.tuners.base import Tuner, create_tuner
 
-__all__ = ["GP_DIMENSIONS", "AutoTuner"]
+__all__ = ["GP_DIMENSIONS", "MO_GP_DIMENSIONS", "MO_GP_OBJECTIVES", "AutoTuner"]
 
 GP_DIMENSIONS = 20
-"""Spaces of up to this many unit-cube dimensions start with ``gp``."""
+"""With one objective, spaces of up to this many unit-cube dimensions start with ``gp``."""
+
+MO_GP_DIMENSIONS = 40
+"""With several objectives, spaces of up to this many dimensions start with ``gp`` (its
+``max_dims``): each objective's GP needs few trials, and the alternatives' fronts improve
+slowly in many dimensions (ZDT's 30)."""
+
+MO_GP_OBJECTIVES = 3
+"""Objectives ``gp`` takes at most in ``auto``: the boxes of its hypervolume improvement grow
+about as ``n^(k/2)`` with ``n`` front points and ``k`` objectives."""
 
 
 class AutoTuner(Tuner):
-    """GP-BO for the first trials, then CMA-ES (numeric spaces) or TPE (spaces with choices).
+    """GP-BO for the first trials, then CMA-ES (numeric spaces) or TPE (spaces with choices,
+    constraints or several objectives).
 
     Args:
-        gp_trials: Trials proposed by ``gp`` before its successor takes over; 0 starts with
-            the successor.
-        after_gp: The successor in a numeric space: ``"cmaes"`` or ``"tpe"`` (a space with a
-            choice always goes on with ``tpe``).
+        gp_trials: With one objective, trials proposed by ``gp`` before its successor takes
+            over; 0 starts with the successor.
+        after_gp: The successor in a numeric space with one objective and no constraints:
+            ``"cmaes"`` or ``"tpe"`` (otherwise it is always ``tpe``).
+        mo_gp_trials: With several objectives, trials proposed by ``gp`` before ``tpe`` takes
+            over; 0 starts with ``tpe``.
     """
+
+    multi_objective = True
+    constraints = True
 
     def __init__(
         self,
         space: SearchSpace,
         *,
-        mode: Mode | str = Mode.MIN,
+        mode: Mode | str | Sequence[Mode | str] = Mode.MIN,
         seed: int | None = None,
         gp_trials: int = 100,
         after_gp: Literal["cmaes", "tpe"] = "cmaes",
+        mo_gp_trials: int = 250,
     ) -> None:
         super().__init__(space, mode=mode, seed=seed)
-        if isinstance(gp_trials, bool) or not isinstance(gp_trials, int) or gp_trials < 0:
-            raise ConfigError(
-                f"tuner_args: auto needs gp_trials to be an integer >= 0, got {gp_trials!r}"
-            )
-        unit = UnitSpace(space)
-        numeric = unit.d > 0 and all(c.kind != "cat" for c in unit.coords)
-        self.gp_trials = gp_trials if 0 < unit.d <= GP_DIMENSIONS else 0
+        for name, value in (("gp_trials", gp_trials), ("mo_gp_trials", mo_gp_trials)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(
+                    f"tuner_args: auto needs {name} to be an integer >= 0, got {value!r}"
+                )
         if after_gp not in ("cmaes", "tpe"):
             raise ConfigError(
                 f"tuner_args: auto needs after_gp to be 'cmaes' or 'tpe', got {after_gp!r}"
             )
-        self.after = after_gp if numeric else "tpe"
+        unit = UnitSpace(space)
+        numeric = unit.d > 0 and all(c.kind != "cat" for c in unit.coords)
+        if len(self.modes) > 1:
+            fits = 0 < unit.d <= MO_GP_DIMENSIONS and len(self.modes) <= MO_GP_OBJECTIVES
+            self.gp_trials = mo_gp_trials if fits else 0
+            self.after = "tpe"
+        else:
+            self.gp_trials = gp_trials if 0 < unit.d <= GP_DIMENSIONS else 0
+            self.after = after_gp if numeric else "tpe"
+        mode_arg = self.modes if len(self.modes) > 1 else self.mode
         self._tuners: dict[str, Tuner] = {}
         if self.gp_trials:
-            self._tuners["gp"] = create_tuner("gp", space, mode=self.mode, seed=self.seed)
-        self._tuners[self.after] = create_tuner(self.after, space, mode=self.mode, seed=self.seed)
+            self._tuners["gp"] = create_tuner("gp", space, mode=mode_arg, seed=self.seed)
+        self._tuners[self.after] = create_tuner(self.after, space, mode=mode_arg, seed=self.seed)
+        # the trials observed, replayed to a tpe built when constraints replace cmaes
+        self._observed: dict[int, Trial] = {}
 
     def choice(self, number: int) -> str:
         """The name of the tuner that proposes trial ``number``."""
@@ -80,5 +122,19 @@ class AutoTuner(Tuner):
         return self._tuners[self.choice(number)].suggest(number)
 
     def observe(self, trial: Trial) -> None:
+        if trial.constraints is not None and self.after == "cmaes":
+            self._honour_constraints()
+        if self.after == "cmaes":
+            self._observed[trial.number] = trial
         for tuner in self._tuners.values():
             tuner.observe(trial)
+
+    def _honour_constraints(self) -> None:
+        """Replace ``cmaes`` by a ``tpe`` that has seen every trial so far."""
+        del self._tuners["cmaes"]
+        self.after = "tpe"
+        tpe = create_tuner("tpe", self.space, mode=self.mode, seed=self.seed)
+        for number in sorted(self._observed):
+            tpe.observe(self._observed[number])
+        self._observed.clear()
+        self._tuners["tpe"] = tpe
