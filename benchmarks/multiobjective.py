@@ -44,9 +44,13 @@ runs seeds 0 .. ``--seeds`` - 1, so that the reported seeds stay unseen by the t
     python benchmarks/multiobjective.py --contenders auto,optuna-nsga2,optuna-tpe --tuning
     python benchmarks/multiobjective.py --json out.json
 
-Cost on 2 shared cores, roughly, per run of 200 trials: random, NSGA-II (both libraries) 1-3 s;
-Optuna's TPE 10-15 s (30 s on the 3-objective problems); ``mlp-digits`` adds about 25 s of
-training to every run.
+Cost, measured with ``--seeds 3 --trials 100 --jobs 2`` on 2 cores shared with other work
+(load 2-14), seconds per run of 100 trials: random and NSGA-II (both libraries) 0.1-0.2,
+hyperlab's TPE 1-2, Optuna's TPE 1.5-4.5, ``auto`` (a GP up to 250 trials, as ``gp``) 23-165
+(its GP's cost grows faster than the trials: expect 4-8 times that at 200); ``mlp-digits`` adds
+about 7 s of training to every run. That run (7 problems, 7 contenders, 126 runs) took 13
+minutes; the full one (10 seeds, 200 trials, with ``gp``) takes hours, mostly in ``auto`` and
+``gp``: use ``--jobs``.
 """
 
 from __future__ import annotations
@@ -229,12 +233,12 @@ def report(
         front = prob.front_hypervolume
         known = f", front's {front:.4g}" if front is not None else ""
         print(
-            f"\n{name}: {prob.n_obj} objectives, {prob.n_constraints} constraints, "
+            f"\n{name}: {prob.n_obj} objectives, {prob.n_constraints} constraint(s), "
             f"reference {tuple(round(v, 3) for v in prob.reference)}{known}"
         )
         print(
-            f"  {'contender':<14} {f'HV@{half} median [IQR]':>28} "
-            f"{f'HV@{full} median [IQR]':>28} {'runs':>5} {'s/run':>7}"
+            f"  {'contender':<14} {f'HV@{half} median [IQR]':>31} "
+            f"{f'HV@{full} median [IQR]':>31} {'runs':>5} {'s/run':>7}"
         )
         rows: dict[str, Any] = {}
         for label in labels:
@@ -253,7 +257,7 @@ def report(
             }
             cells = [f"{m:.4g} [{a:.4g}, {c:.4g}]" for m, a, c in stats]
             print(
-                f"  {label:<14} {cells[0]:>28} {cells[1]:>28} {len(runs):>5} "
+                f"  {label:<14} {cells[0]:>31} {cells[1]:>31} {len(runs):>5} "
                 f"{rows[label]['seconds']:>7.2f}"
             )
         entry: dict[str, Any] = {"contenders": rows}

@@ -43,7 +43,7 @@ def test_smoke_run_prints_the_tables_and_writes_the_summary(tmp_path):
     assert done.returncode == 0, done.stderr
     text = done.stdout
     assert "seeds 1000..1000, 8 trials, hypervolume at [4, 8]" in text
-    for name in ("zdt1: 2 objectives, 0 constraints", "c2dtlz2: 3 objectives, 1 constraints"):
+    for name in ("zdt1: 2 objectives, 0 constraint(s)", "c2dtlz2: 3 objectives, 1 constraint(s)"):
         assert name in text
     assert "HV@4 median [IQR]" in text and "HV@8 median [IQR]" in text
     rows = [
