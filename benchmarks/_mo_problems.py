@@ -10,9 +10,10 @@ is taken, by moocore, of the feasible trials' normalised vectors against the ref
 - ``zdt1``, ``zdt2``, ``zdt3`` (2 objectives, 30 variables), ``dtlz2`` (3 objectives, 12
   variables: k = 10), ``wfg4`` (2 objectives, 10 variables: k = 2 position, l = 8 distance), and
   ``c2dtlz2`` (3 objectives, 12 variables, 1 constraint ``g <= 0``; 0.5% of uniform draws are
-  feasible): pymoo's definitions and sizes. The ZDT problems' reference point is BoTorch's,
-  (11, 11) in raw units: with 1.1 no run of 200 trials scores above 0 on ZDT1 and ZDT2 (their
-  fronts need all 29 distance variables near 0).
+  feasible): pymoo's definitions, sizes and fronts (WFG4's computed here: pymoo samples it at
+  random, which would move its ideal and nadir points from run to run). The ZDT problems'
+  reference point is BoTorch's, (11, 11) in raw units: with 1.1 no run of 200 trials scores
+  above 0 on ZDT1 and ZDT2 (their fronts need all 29 distance variables near 0).
 - ``mlp-digits``: scikit-learn's ``MLPClassifier`` on the digits data (64 features, 10 classes;
   a fixed stratified 70/30 split), 20 epochs of Adam, seed 0, one thread; parameters: layers
   (1..2), width (2..64 units each), L2 penalty ``alpha`` (log, 1e-6..1e-1),
@@ -106,13 +107,19 @@ class MOProblem:
 
 
 def _pymoo(
-    name: str, n_var: int, reference: tuple[float, ...] | None = None, **kwargs: Any
+    name: str,
+    n_var: int,
+    reference: tuple[float, ...] | None = None,
+    front: np.ndarray | None = None,
+    **kwargs: Any,
 ) -> MOProblem:
+    """pymoo's problem ``name``; its true front from pymoo unless ``front`` is given."""
     from pymoo.problems import get_problem
 
     problem = get_problem(name, n_var=n_var, **kwargs)
     n_constr = int(problem.n_ieq_constr)
-    front = np.asarray(problem.pareto_front(), dtype=float)
+    if front is None:
+        front = np.asarray(problem.pareto_front(), dtype=float)
 
     def evaluate(params: dict[str, Any]) -> Evaluation:
         out = problem.evaluate(vector(params, n_var)[None, :], return_as_dictionary=True)
@@ -138,6 +145,13 @@ def _pymoo(
         front=front,
         reference_raw=reference,
     )
+
+
+def wfg4_front(points: int = 1001) -> np.ndarray:
+    """WFG4's front for two objectives, the quarter ellipse ``(f1/2)^2 + (f2/4)^2 = 1``: pymoo
+    samples it at random, which would move the ideal and nadir points from run to run."""
+    angle = np.linspace(0.0, np.pi / 2, points)
+    return np.column_stack([2.0 * np.sin(angle), 4.0 * np.cos(angle)])
 
 
 # ---------------------------------------------------------------- scikit-learn
@@ -206,7 +220,7 @@ PROBLEMS: dict[str, Callable[[], MOProblem]] = {
     "zdt2": lambda: _pymoo("zdt2", 30, (11.0, 11.0)),
     "zdt3": lambda: _pymoo("zdt3", 30, (11.0, 11.0)),
     "dtlz2": lambda: _pymoo("dtlz2", 12, n_obj=3),
-    "wfg4": lambda: _pymoo("wfg4", 10, n_obj=2),
+    "wfg4": lambda: _pymoo("wfg4", 10, front=wfg4_front(), n_obj=2),
     "c2dtlz2": lambda: _pymoo("c2dtlz2", 12, n_obj=3),
     "mlp-digits": _mlp_problem,
 }

@@ -110,3 +110,18 @@ def test_hypervolume_grows_with_points_and_ignores_infeasible_ones(zdt1, points,
         assert hv == 0
     else:  # every point inside the box adds at least its own box
         assert hv >= max(np.prod(11 - p) for p in inside) - 1e-9
+
+
+def test_every_pymoo_problem_is_normalised_the_same_in_every_process():
+    # pymoo samples WFG4's front at random: the ideal and nadir points read off it would move
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from _mo_problems import PROBLEMS
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    for name in ("zdt3", "wfg4", "c2dtlz2"):
+        first, second = PROBLEMS[name](), PROBLEMS[name]()
+        assert (first.ideal, first.nadir) == (second.ideal, second.nadir), name
+        assert first.front_hypervolume == second.front_hypervolume, name
+    wfg4 = PROBLEMS["wfg4"]()
+    assert wfg4.ideal == pytest.approx((0.0, 0.0)) and wfg4.nadir == pytest.approx((2.0, 4.0))
