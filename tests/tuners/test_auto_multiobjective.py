@@ -32,23 +32,12 @@ def _trial(number: int, params: dict[str, Any], k: int, constrained: bool = Fals
     )
 
 
-def test_two_objectives_start_with_gp_then_tpe() -> None:
-    tuner = create_tuner("auto", NUMERIC, mode=["min", "min"], seed=0, constrained=True)
+@pytest.mark.parametrize("k", [2, 3])
+def test_several_objectives_start_with_gp_then_tpe(k: int) -> None:
+    tuner = create_tuner("auto", NUMERIC, mode=["min"] * k, seed=0, constrained=True)
     assert isinstance(tuner, AutoTuner)
     assert [tuner.choice(n) for n in (0, 249, 250, 5000)] == ["gp", "gp", "tpe", "tpe"]
     assert tuner.multi_objective and tuner.constraints
-
-
-def test_three_objectives_use_tpe_and_gp_only_under_constraints() -> None:
-    free = create_tuner("auto", NUMERIC, mode=["min"] * 3, seed=0)
-    assert {free.choice(n) for n in (0, 100, 249, 1000)} == {"tpe"}
-    for number in range(3):
-        free.observe(_trial(number, free.suggest(number), 3))
-    assert free.choice(3) == "tpe"
-    bound = create_tuner("auto", NUMERIC, mode=["min"] * 3, seed=0, constrained=True)
-    assert bound.choice(0) == "tpe"  # before any trial ends, constraints are not known
-    bound.observe(_trial(0, bound.suggest(0), 3, constrained=True))
-    assert [bound.choice(n) for n in (1, 249, 250)] == ["gp", "gp", "tpe"]
 
 
 def test_a_space_with_choices_starts_with_gp_too() -> None:

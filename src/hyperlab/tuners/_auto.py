@@ -19,28 +19,28 @@ Once a trial carries constraints, the successor is ``tpe`` wherever it would be 
 (which does not honour constraints); ``gp`` models them (see ``hyperlab.tuners._gp``).
 
 With several objectives (``mode`` a sequence), chosen on the tuning seeds (0 and 1,
-``--tuning``) of ``benchmarks/multiobjective.py``, never on the seeds it reports (1000 and up),
-at 100 and 200 trials:
+``--tuning``) of ``benchmarks/multiobjective.py``, never on the seeds it reports (1000 and up):
 
-- Two objectives, in a space of up to ``MO_GP_DIMENSIONS`` dimensions: ``gp`` (expected
-  hypervolume improvement) for the first ``mo_gp_trials`` trials. On WFG4 (10 variables) it
-  reached a median hypervolume of 0.284 at 100 trials and 0.322 at 200, where ``tpe`` reached
-  0.252 and 0.296, Optuna's TPE 0.258 and 0.282, and NSGA-II (either library) 0.21 and 0.25.
-- Three objectives (up to ``MO_GP_OBJECTIVES``): ``tpe``, unless a trial carries constraints,
-  and then ``gp`` (times the probability of feasibility) for the first ``mo_gp_trials``
-  trials. On DTLZ2 (12 variables) ``tpe`` reached 0.437 at 200 trials where ``gp`` reached
-  0.199 (its hypervolume improvement keeps probing the box's corners in 12 dimensions); on
-  C2-DTLZ2, whose feasible region holds 0.5% of the space, ``gp`` reached 0.401 at 120
-  trials and ``tpe`` 0.162, the GP of the constraint finding the feasible region far sooner.
+- Up to ``MO_GP_OBJECTIVES`` objectives, in a space of up to ``MO_GP_DIMENSIONS`` dimensions:
+  ``gp`` (expected hypervolume improvement, times the probability of feasibility under
+  constraints) for the first ``mo_gp_trials`` trials. Median hypervolumes at 100 / 200
+  trials: WFG4 (2 objectives, 10 variables) gp 0.284 / 0.322, tpe 0.252 / 0.296, Optuna's TPE
+  0.258 / 0.282, NSGA-II (either library) 0.21 / 0.25; DTLZ2 (3 objectives, 12 variables) gp
+  0.111 / 0.588, tpe 0.200 / 0.437, Optuna's TPE 0.196 / 0.423, Optuna's NSGA-II 0.009 /
+  0.061; on seed 0, ZDT1 gp 120.2 / 120.6, tpe 96.7 / 106.7, Optuna's TPE 97.5 / 97.8, and
+  ZDT3 gp 81.7 / 83.1, tpe 67.7 / 76.3, Optuna's TPE 67.6 / 71.3; C2-DTLZ2 (3 objectives,
+  0.5% of the space feasible) gp 0.154 / 0.349, where tpe reached 0.162 at 120 trials on
+  seed 0 (gp 0.40 there). TPE was ahead of gp at 100 trials on DTLZ2 only.
 - After ``mo_gp_trials``, and from the start for more objectives or dimensions, ``tpe``
   (multi-objective TPE): it handles any space, any number of objectives and constraints, at a
-  cost that stays low where a GP's proposals (one GP per objective and constraint) grow as
-  ``n^3``.
+  cost that stays low where a GP's proposals (one GP per objective and constraint, about 1 s
+  each at 200 trials) grow as ``n^3``.
 
 Every sub-tuner observes every trial, so the one that takes over learns from all the trials
 before it. Which one proposes trial ``n`` depends only on the space, the objectives, whether an
-observed trial had constraints, and ``n``, so proposals remain a function of the seed, the trial
-number and the observed trials (replay after a crash gives the same ones).
+observed trial had constraints (with one objective), and ``n``, so proposals remain a function
+of the seed, the trial number and the observed trials (replay after a crash gives the same
+ones).
 """
 
 from __future__ import annotations
@@ -70,15 +70,15 @@ about as ``n^(k/2)`` with ``n`` front points and ``k`` objectives."""
 
 class AutoTuner(Tuner):
     """GP-BO for the first trials, then CMA-ES (numeric spaces) or TPE (spaces with choices,
-    constraints or several objectives); TPE alone for three unconstrained objectives.
+    constraints or several objectives).
 
     Args:
         gp_trials: With one objective, trials proposed by ``gp`` before its successor takes
             over; 0 starts with the successor.
         after_gp: The successor in a numeric space with one objective and no constraints:
             ``"cmaes"`` or ``"tpe"`` (otherwise it is always ``tpe``).
-        mo_gp_trials: With several objectives, trials proposed by ``gp`` (where the module says
-            it proposes at all) before ``tpe`` takes over; 0 leaves them all to ``tpe``.
+        mo_gp_trials: With several objectives, trials proposed by ``gp`` before ``tpe`` takes
+            over; 0 starts with ``tpe``.
     """
 
     multi_objective = True
@@ -106,9 +106,6 @@ class AutoTuner(Tuner):
             )
         unit = UnitSpace(space)
         numeric = unit.d > 0 and all(c.kind != "cat" for c in unit.coords)
-        # with three objectives, gp only once a trial carries constraints (see the module)
-        self._gp_needs_constraints = len(self.modes) > 2
-        self._constrained = False
         if len(self.modes) > 1:
             fits = 0 < unit.d <= MO_GP_DIMENSIONS and len(self.modes) <= MO_GP_OBJECTIVES
             self.gp_trials = mo_gp_trials if fits else 0
@@ -126,18 +123,14 @@ class AutoTuner(Tuner):
 
     def choice(self, number: int) -> str:
         """The name of the tuner that proposes trial ``number``."""
-        if self._gp_needs_constraints and not self._constrained:
-            return self.after
         return "gp" if number < self.gp_trials else self.after
 
     def suggest(self, number: int) -> dict[str, Any] | None:
         return self._tuners[self.choice(number)].suggest(number)
 
     def observe(self, trial: Trial) -> None:
-        if trial.constraints is not None:
-            self._constrained = True
-            if self.after == "cmaes":
-                self._honour_constraints()
+        if trial.constraints is not None and self.after == "cmaes":
+            self._honour_constraints()
         if self.after == "cmaes":
             self._observed[trial.number] = trial
         for tuner in self._tuners.values():

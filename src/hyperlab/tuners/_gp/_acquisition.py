@@ -22,6 +22,7 @@ from typing import Protocol
 import numpy as np
 from scipy.special import log_ndtr
 
+from hyperlab.pareto import pareto_mask
 from hyperlab.tuners._gp._boxes import non_dominated_boxes
 from hyperlab.tuners._gp._gaussian_process import GaussianProcess, log_expected_improvement
 
@@ -111,15 +112,24 @@ class LogEHVI:
             ``(n, k)`` (only its non-dominated rows matter).
         samples: Standard normal samples, shape ``(s, k)``, fixed for the whole proposal.
 
-    The reference point is Optuna's: 10% beyond the worst of ``front`` in each objective.
+    The reference point is Optuna's with two objectives, 10% beyond the worst of ``front`` in
+    each, and with more, 10% of the front's extent beyond its worst point (its nadir). On
+    ``benchmarks/multiobjective.py``'s tuning seeds, Optuna's rule made the GP probe the box's
+    corners on DTLZ2 (3 objectives, 12 variables: hypervolume 0.17-0.22 at 200 trials, 0.54
+    with the nadir's), while the nadir's lost on two objectives (ZDT3: 74.1 against 83.1).
     """
 
     def __init__(
         self, gps: Sequence[GaussianProcess], front: np.ndarray, samples: np.ndarray
     ) -> None:
         self.gps, self.samples = list(gps), samples
-        worst = front.max(axis=0)
-        ref = np.nextafter(np.maximum(1.1 * worst, 0.9 * worst), np.inf)
+        if front.shape[1] > 2:
+            best = front[pareto_mask(front)]
+            low, high = best.min(axis=0), best.max(axis=0)
+            ref = high + 0.1 * np.maximum(high - low, 0.1)
+        else:
+            worst = front.max(axis=0)
+            ref = np.nextafter(np.maximum(1.1 * worst, 0.9 * worst), np.inf)
         self.lower, self.upper = non_dominated_boxes(front, ref)
         self.width = np.maximum(self.upper - self.lower, _EPS)  # inf where lower is -inf
 
