@@ -9,6 +9,7 @@ a file is read (``hyperlab.config._nni``: ``translate_nni_config``), so there is
 
 from __future__ import annotations
 
+from hyperlab.config._constraints import Constraint, parse_constraint
 from hyperlab.config._files import ExperimentConfig, TrialConfig, load_config
 from hyperlab.config._nni import is_nni_config, translate_nni_config
 from hyperlab.config._options import (
@@ -37,7 +38,6 @@ from hyperlab.config._ranges import (
     TrialCount,
     parse_duration,
 )
-from hyperlab.config._constraints import Constraint, parse_constraint
 from hyperlab.config._registry import Registry, check_arguments, class_path, import_path
 from hyperlab.config._validate import (
     describe_validation_error,

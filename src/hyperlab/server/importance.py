@@ -87,12 +87,12 @@ def _encoded(
     top = np.fromiter((d.condition is None for d in dims), dtype=np.int64, count=len(dims))
     owner = np.cumsum(top) - 1
     rows, ys = [], []
-    for p, y in zip(params, targets, strict=True):
+    for p, target in zip(params, targets, strict=True):
         try:
             rows.append(space.encode(p))
         except (ValueError, KeyError, TypeError):  # a trial of an earlier search space
             continue
-        ys.append(y)
+        ys.append(target)
     x = np.nan_to_num(np.vstack(rows), nan=-1.0) if rows else np.empty((0, len(dims)))
     y = np.asarray(ys, dtype=np.float64)
     scale = float(np.max(np.abs(y))) if len(y) else 0.0
