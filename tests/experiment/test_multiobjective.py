@@ -341,3 +341,12 @@ def test_imported_results_carry_every_objective(tmp_path: Path) -> None:
         gate.set()
     result = exp.wait(60)
     assert len(result.trials) == 3 and all(t.values is not None for t in result.trials)
+
+
+def test_a_listed_multi_objective_experiment_has_no_best_value(tmp_path: Path) -> None:
+    _run(tmp_path, metric=["a", "b"], max_trials=4)
+    _run(tmp_path, metric="a", max_trials=4)
+    with Store.open(str(tmp_path / "runs.db")) as store:
+        several, one = sorted(store.list_experiments(), key=lambda s: len(s.modes), reverse=True)
+    assert len(several.modes) == 2 and several.best_value is None  # its front is the answer
+    assert len(one.modes) == 1 and one.best_value is not None

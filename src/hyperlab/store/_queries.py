@@ -93,7 +93,11 @@ def summary_from_row(row: Any, options: ExperimentOptions) -> ExperimentSummary:
         n_finished=int(row.n_finished or 0),
         n_failed=int(row.n_failed or 0),
         n_running=int(row.n_running or 0),
-        best_value=row.best_max if options.first_mode is Mode.MAX else row.best_min,
+        best_value=None  # several objectives: no value is best (their front is)
+        if options.multi_objective
+        else row.best_max
+        if options.first_mode is Mode.MAX
+        else row.best_min,
         max_trials=options.max_trials,
         max_duration=options.max_duration,
         metric=options.first_metric,
