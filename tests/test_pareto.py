@@ -142,3 +142,20 @@ def test_a_constraint_text_means_what_it_says(
 def test_a_constraint_text_that_does_not_parse_is_named(text: str) -> None:
     with pytest.raises(ValueError, match="does not parse"):
         parse_constraint(text)
+
+
+special = st.sampled_from([0.0, 1.0, 1e308, -1e308, float("inf"), float("-inf")])
+
+
+@given(st.lists(st.tuples(special, special, special), min_size=1, max_size=12))
+def test_infinite_and_huge_losses_rank_as_their_order_says(points: list[tuple[float, ...]]) -> None:
+    ranks = non_dominated_ranks(np.array(points))  # moocore crashed on infinities: never again
+    mask = pareto_mask(np.array(points))
+    assert list(mask) == [not any(_dom(q, p) for q in points) for p in points]
+    assert [r == 0 for r in ranks] == list(mask)
+    assert hypervolume(points, [2.0, 2.0, 2.0]) >= 0.0
+
+
+def test_a_point_of_minus_infinite_loss_has_an_infinite_hypervolume() -> None:
+    assert hypervolume([[float("-inf"), 0.0]], [1.0, 1.0]) == float("inf")
+    assert hypervolume([[float("nan"), 0.0], [0.0, 0.0]], [1.0, 1.0]) == 1.0

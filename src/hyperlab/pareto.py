@@ -9,6 +9,7 @@ smaller total violation does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +63,7 @@ def pareto_mask(points: ArrayLike) -> NDArray[np.bool_]:
     pts = np.asarray(points, dtype=float)
     if len(pts) == 0:
         return np.zeros(0, dtype=bool)
-    return np.asarray(_moocore().is_nondominated(pts, keep_weakly=True), dtype=bool)
+    return np.asarray(_moocore().is_nondominated(_ordinal(pts), keep_weakly=True), dtype=bool)
 
 
 def non_dominated_ranks(points: ArrayLike, violations: ArrayLike | None = None) -> NDArray[np.int_]:
@@ -91,7 +92,17 @@ def non_dominated_ranks(points: ArrayLike, violations: ArrayLike | None = None) 
 def _ranks(pts: NDArray[np.float64]) -> NDArray[np.int_]:
     if len(pts) == 0:
         return np.zeros(0, dtype=int)
-    return np.asarray(_moocore().pareto_rank(pts), dtype=int)
+    return np.asarray(_moocore().pareto_rank(_ordinal(pts)), dtype=int)
+
+
+def _ordinal(pts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each column replaced by its values' order (0, 1, 2...; NaN last): dominance depends on
+    nothing else, and moocore gets small finite numbers (infinities crash it)."""
+    pts = pts.reshape(len(pts), -1)
+    out = np.empty(pts.shape, dtype=float)
+    for column in range(pts.shape[1]):
+        _, out[:, column] = np.unique(pts[:, column], return_inverse=True)
+    return out
 
 
 def _moocore() -> Any:
@@ -158,9 +169,11 @@ def hypervolume(
     if pts.size == 0:
         return 0.0
     pts, ref = pts * signs, ref * signs
-    pts = pts[np.all(pts < ref, axis=1)]
+    pts = pts[np.all(pts < ref, axis=1)]  # NaN rows too: they compare false
     if len(pts) == 0:
         return 0.0
+    if np.isinf(pts).any():  # a loss of -inf in some objective dominates an unbounded volume
+        return math.inf
     if k == 1:
         return float(ref[0] - pts[:, 0].min())
     return float(_moocore().hypervolume(pts, ref=ref))
