@@ -20,6 +20,12 @@ family ``mixed`` has a problem ``mixed``, selected alone as ``=mixed``):
   k-NN / decision tree, each with its own parameters) on breast_cancer, elastic net with
   polynomial features on diabetes; 3-fold CV; optimum unknown.
 
+Halves: a problem is in the tuning half when ``zlib.crc32(name.encode()) % 2 == 0``, else in the
+report half (``_quality/suite.py``'s ``half``); choose defaults on ``--half tuning`` (and tuning
+seeds, ``--seed-offset 100``), report on ``--half report`` and on the whole (``--half all``, the
+default). The rule is fixed by the name, not balanced per family: bbob 33 tuning / 39 report,
+classic 6 / 4, mixed 3 / 2, sklearn 2 / 1.
+
 Contenders (default arguments): hyperlab's ``tpe``, ``gp``, ``cmaes``, ``anneal``, ``evolution``,
 ``random`` and ``auto`` (when registered), driven through the tuner interface; Optuna's
 ``TPESampler()`` (``optuna-tpe``), ``TPESampler(multivariate=False)``, ``CmaEsSampler()`` and
@@ -83,7 +89,7 @@ from _quality.contenders import (
     parse_label,
     split_labels,
 )
-from _quality.suite import QUICK, problems, select
+from _quality.suite import HALVES, QUICK, in_half, problems, select
 
 
 def contenders_from(args: argparse.Namespace) -> list[Contender]:
@@ -122,6 +128,13 @@ def _parser() -> argparse.ArgumentParser:
         default="all",
         help="names, families (bbob, classic, mixed, sklearn), bbob-d05, bbob-f08, globs, or "
         "=name for the problem rather than the family of that name; comma-separated",
+    )
+    add(
+        "--half",
+        choices=HALVES,
+        default="all",
+        help="keep only the selected problems in this half of the suite: tuning (crc32 of the "
+        "name even), report (odd) or all (default)",
     )
     add("--tuners", default="", help="contender labels, comma-separated (default: all)")
     add(
@@ -170,12 +183,16 @@ def main() -> None:
         args.seeds = 3 if args.seeds == 10 else args.seeds
         args.budgets = "50,100" if args.budgets == "50,100,200" else args.budgets
     names = list(QUICK) if args.quick and args.problems == "all" else select(args.problems)
+    names = in_half(names, args.half)
+    if not names:
+        raise SystemExit(f"no selected problem is in the {args.half} half")
     contenders = contenders_from(args)
     budgets = sorted({int(b) for b in args.budgets.split(",")})
     levels = sorted({int(c) for c in args.concurrency.split(",")})
     seeds = range(args.seed_offset, args.seed_offset + args.seeds)
     horizon = budgets[-1]
-    print(f"problems ({len(names)}): {', '.join(names) if len(names) < 20 else args.problems}")
+    shown = ", ".join(names) if len(names) < 20 else args.problems
+    print(f"problems ({len(names)}, half {args.half}): {shown}")
     print(f"contenders: {', '.join(c.label for c in contenders)}")
     print(f"seeds {seeds.start}..{seeds.stop - 1}, budgets {budgets}, concurrency {levels}")
 

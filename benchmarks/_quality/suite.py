@@ -5,12 +5,16 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+import zlib
 
 from .external import bbob_problems, sklearn_problems
 from .problems import local_problems
 from .spaces import Problem
 
 FAMILIES = ("bbob", "classic", "mixed", "sklearn")
+
+HALVES = ("tuning", "report", "all")
+"""``--half``'s choices; see ``half``."""
 
 QUICK = (
     "bbob-f01-d05",  # sphere
@@ -68,3 +72,22 @@ def select(spec: str) -> list[str]:
             )
         out += [n for n in names if n not in out]
     return out
+
+
+def half(name: str) -> str:
+    """The half of the suite a problem belongs to: "tuning" when ``zlib.crc32(name) % 2 == 0``,
+    else "report".
+
+    Defaults are chosen on the tuning half and reported on the report half (and the whole); the
+    rule depends on the name only, so it is fixed, needs no list, and places a new problem at
+    once. It is not balanced per family (see ``quality.py``'s docstring for the counts); it is
+    kept as it is because other tools compute the same rule.
+    """
+    return "tuning" if zlib.crc32(name.encode()) % 2 == 0 else "report"
+
+
+def in_half(names: list[str], which: str) -> list[str]:
+    """The ``names`` in half ``which`` ("tuning", "report" or "all"), in their order."""
+    if which not in HALVES:
+        raise ValueError(f"half must be one of {HALVES}, not {which!r}")
+    return [n for n in names if which == "all" or half(n) == which]
