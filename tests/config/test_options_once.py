@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -87,6 +88,26 @@ def test_run_and_experiment_take_the_options_as_keywords_and_few_of_their_own(fu
 def test_an_unknown_keyword_is_a_type_error_as_before():
     with pytest.raises(TypeError, match="unexpected keyword argument 'max_trial'"):
         hyperlab.run(lambda p: p["x"], SPACE, max_trial=3)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "hint"),
+    [
+        ("max_trial", "did you mean 'max_trials'?"),
+        ("num_samples", "hyperlab calls it 'max_trials'"),
+        ("n_trials", "hyperlab calls it 'max_trials'"),
+        ("time_budget_s", "hyperlab calls it 'max_duration'"),
+        ("pruner", "hyperlab calls it 'assessor'"),
+    ],
+)
+def test_an_unknown_keyword_names_the_option_a_peer_user_meant(keyword, hint):
+    with pytest.raises(TypeError, match=re.escape(f"argument {keyword!r}; {hint}")):
+        hyperlab.run(lambda p: p["x"], SPACE, **{keyword: 3})
+
+
+def test_an_unknown_keyword_far_from_every_option_has_no_hint():
+    with pytest.raises(TypeError, match=r"argument 'zzz_qqq'$"):
+        hyperlab.run(lambda p: p["x"], SPACE, zzz_qqq=3)
 
 
 def test_config_file_schema_takes_durations_as_strings_and_tuners_as_blocks():

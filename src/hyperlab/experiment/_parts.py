@@ -3,6 +3,7 @@ executor and record, for a new experiment and for a stored one that is resumed."
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
 import time
@@ -130,8 +131,37 @@ def check_keywords(options: Mapping[str, Any]) -> dict[str, Any]:
     """
     unknown = sorted(set(options) - Options.__optional_keys__)
     if unknown:
-        raise TypeError(f"got an unexpected keyword argument {unknown[0]!r}")
+        raise TypeError(f"got an unexpected keyword argument {unknown[0]!r}{_hint(unknown[0])}")
     return dict(options)
+
+
+# What users of Ray Tune, Optuna and NNI type, and hyperlab's name for it.
+_PEER_NAMES = {
+    "num_samples": "max_trials",  # Ray Tune
+    "n_trials": "max_trials",  # Optuna
+    "max_trial_number": "max_trials",  # NNI
+    "timeout": "max_duration",  # Optuna
+    "time_budget_s": "max_duration",  # Ray Tune
+    "max_experiment_duration": "max_duration",  # NNI
+    "trial_concurrency": "concurrency",  # NNI
+    "n_jobs": "concurrency",  # Optuna
+    "max_concurrent_trials": "concurrency",  # Ray Tune
+    "sampler": "tuner",  # Optuna
+    "search_alg": "tuner",  # Ray Tune
+    "pruner": "assessor",  # Optuna
+    "scheduler": "assessor",  # Ray Tune
+    "direction": "mode",  # Optuna
+    "directions": "mode",  # Optuna
+    "optimize_mode": "mode",  # NNI
+}
+
+
+def _hint(keyword: str) -> str:
+    """``"; did you mean ...?"`` for a peer's name or a misspelling of an option, else ``""``."""
+    if keyword in _PEER_NAMES:
+        return f"; hyperlab calls it {_PEER_NAMES[keyword]!r}"
+    close = difflib.get_close_matches(keyword, sorted(Options.__optional_keys__), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _caller_level() -> int:
