@@ -7,7 +7,7 @@ the results at the smaller budgets (50, 100) are read off that trajectory. For t
 not know the budget (all of them here: hyperlab's, Optuna's samplers, hyperopt's suggest
 functions) this equals separate runs with each budget.
 
-Problems (90; ``--problems`` selects by name, family, ``bbob-d05``, ``bbob-f08`` or glob; the
+Problems (102; ``--problems`` selects by name, family, ``bbob-d05``, ``bbob-f08`` or glob; the
 family ``mixed`` has a problem ``mixed``, selected alone as ``=mixed``):
 
 - ``bbob``: COCO's BBOB suite (``cocoex``), 24 functions x dimensions 2, 5, 10 (``bbob-f01-d05``),
@@ -16,6 +16,11 @@ family ``mixed`` has a problem ``mixed``, selected alone as ``=mixed``):
   Ackley-5, Levy-6, Styblinski-Tang-6, with their known optima.
 - ``mixed``: integers, log scales, categoricals and nested (conditional) choices, two levels deep,
   optima known by construction (``_quality/problems.py``).
+- ``mixed2``: twelve mixed spaces of issue 30 (``_quality/mixed2.py``, minimisers in its
+  ``OPTIMA``): categoricals of 3 to 20 options whose best is never the first and which move the
+  best values of the other parameters, integers over wide ranges (1..1000, -500..500, some
+  log-scaled up to 10^4), log and plain floats, one conditional space; two have the shape of
+  the issue's unseen problem (a log float, an int, a float and a 5-way categorical).
 - ``sklearn``: SVC on breast_cancer, a conditional model choice (SVC / logistic regression /
   k-NN / decision tree, each with its own parameters) on breast_cancer, elastic net with
   polynomial features on diabetes; 3-fold CV; optimum unknown.
@@ -24,7 +29,8 @@ Halves: a problem is in the tuning half when ``zlib.crc32(name.encode()) % 2 == 
 report half (``_quality/suite.py``'s ``half``); choose defaults on ``--half tuning`` (and tuning
 seeds, ``--seed-offset 100``), report on ``--half report`` and on the whole (``--half all``, the
 default). The rule is fixed by the name, not balanced per family: bbob 33 tuning / 39 report,
-classic 6 / 4, mixed 3 / 2, sklearn 2 / 1.
+classic 6 / 4, mixed 3 / 2, mixed2 6 / 6, sklearn 2 / 1 (the new problems' names were
+chosen so that mixed2 splits evenly).
 
 Contenders (default arguments): hyperlab's ``tpe``, ``gp``, ``cmaes``, ``anneal``, ``evolution``,
 ``random`` and ``auto`` (when registered), driven through the tuner interface; Optuna's
@@ -126,8 +132,8 @@ def _parser() -> argparse.ArgumentParser:
     add(
         "--problems",
         default="all",
-        help="names, families (bbob, classic, mixed, sklearn), bbob-d05, bbob-f08, globs, or "
-        "=name for the problem rather than the family of that name; comma-separated",
+        help="names, families (bbob, classic, mixed, mixed2, sklearn), bbob-d05, bbob-f08, "
+        "globs, or =name for the problem rather than the family of that name; comma-separated",
     )
     add(
         "--half",

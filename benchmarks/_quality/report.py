@@ -29,6 +29,7 @@ import numpy as np
 
 from .contenders import parse_label
 from .spaces import Problem
+from .suite import FAMILIES
 
 FLOOR = 1e-8
 BBOB_TARGETS = 10.0 ** np.round(np.arange(2, -8.01, -0.2), 1)
@@ -127,11 +128,7 @@ def _ratios(a: list[float | None], b: list[float | None], names: list[str]) -> l
 def aggregate(res: Results, contenders: list[str], names: list[str], out: dict) -> None:
     """Per budget: aggregated success (all problems, per family), the mean log10 of the median
     regret ratio to optuna-tpe, and on how many problems the contender is no worse than it."""
-    families = [
-        f
-        for f in ("bbob", "classic", "mixed", "sklearn")
-        if any(res.problems[n].family == f for n in names)
-    ]
+    families = [f for f in FAMILIES if any(res.problems[n].family == f for n in names)]
     times = {c: res.times.get(c, []) for c in contenders}
     for b in res.budgets:
         print(

@@ -27,8 +27,10 @@ Objective = Callable[[dict[str, Any]], float]
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter: ``kind`` is "float", "logfloat", "int" (``high`` inclusive), "cat"
-    (``options``) or "cond" (``branches``: (name, sub-parameters) pairs, chosen uniformly)."""
+    """One parameter: ``kind`` is "float", "logfloat", "int" (``high`` inclusive), "logint"
+    (an integer drawn log-uniformly, ``high`` inclusive; hyperlab and hyperopt give it as a
+    whole float, so objectives round it, see ``integer``), "cat" (``options``) or "cond"
+    (``branches``: (name, sub-parameters) pairs, chosen uniformly)."""
 
     name: str
     kind: str
@@ -59,7 +61,7 @@ class Problem:
     @property
     def numeric(self) -> bool:
         """No categorical or conditional parameter: CMA-ES applies."""
-        return all(p.kind in ("float", "logfloat", "int") for p in self.params)
+        return all(p.kind in ("float", "logfloat", "int", "logint") for p in self.params)
 
     @property
     def dimension(self) -> int:
@@ -74,6 +76,12 @@ def _count(params: tuple[Param, ...]) -> int:
 def floats(d: int, low: float, high: float) -> tuple[Param, ...]:
     """``x0 .. x{d-1}``, uniform on ``[low, high]``."""
     return tuple(Param(f"x{i}", "float", low, high) for i in range(d))
+
+
+def integer(value: Any) -> int:
+    """An integer parameter's value as an int (a "logint" comes as a whole float from hyperlab's
+    ``qloguniform`` and hyperopt's ``qloguniform``)."""
+    return round(float(value))
 
 
 def vector(params: dict[str, Any], d: int) -> np.ndarray:
@@ -91,6 +99,8 @@ def _hyperlab_param(p: Param) -> Any:
         return hs.loguniform(p.low, p.high)
     if p.kind == "int":
         return hs.randint(int(p.low), int(p.high) + 1)
+    if p.kind == "logint":
+        return hs.qloguniform(p.low, p.high, 1)
     if p.kind == "cat":
         return hs.choice(*p.options)
     return hs.choice(
@@ -116,8 +126,9 @@ def optuna_params(trial: Any, params: tuple[Param, ...], prefix: str = "") -> di
         label = prefix + p.name
         if p.kind in ("float", "logfloat"):
             out[p.name] = trial.suggest_float(label, p.low, p.high, log=p.kind == "logfloat")
-        elif p.kind == "int":
-            out[p.name] = trial.suggest_int(label, int(p.low), int(p.high))
+        elif p.kind in ("int", "logint"):
+            log = p.kind == "logint"
+            out[p.name] = trial.suggest_int(label, int(p.low), int(p.high), log=log)
         elif p.kind == "cat":
             out[p.name] = trial.suggest_categorical(label, list(p.options))
         else:
@@ -143,6 +154,8 @@ def hyperopt_space(params: tuple[Param, ...], prefix: str = "") -> dict[str, Any
             out[p.name] = hp.loguniform(label, math.log(p.low), math.log(p.high))
         elif p.kind == "int":
             out[p.name] = hp.randint(label, int(p.low), int(p.high) + 1)
+        elif p.kind == "logint":
+            out[p.name] = hp.qloguniform(label, math.log(p.low), math.log(p.high), 1)
         elif p.kind == "cat":
             out[p.name] = hp.choice(label, list(p.options))
         else:

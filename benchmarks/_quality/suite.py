@@ -8,10 +8,11 @@ import re
 import zlib
 
 from .external import bbob_problems, sklearn_problems
+from .mixed2 import mixed2_problems
 from .problems import local_problems
 from .spaces import Problem
 
-FAMILIES = ("bbob", "classic", "mixed", "sklearn")
+FAMILIES = ("bbob", "classic", "mixed", "mixed2", "sklearn")
 
 HALVES = ("tuning", "report", "all")
 """``--half``'s choices; see ``half``."""
@@ -37,7 +38,7 @@ QUICK = (
 @functools.cache
 def problems() -> dict[str, Problem]:
     """Every problem of the suite by name, in family order."""
-    everything = [*bbob_problems(), *local_problems(), *sklearn_problems()]
+    everything = [*bbob_problems(), *local_problems(), *mixed2_problems(), *sklearn_problems()]
     ordered = sorted(everything, key=lambda p: FAMILIES.index(p.family))
     return {p.name: p for p in ordered}
 
@@ -48,8 +49,8 @@ def problem_by_name(name: str) -> Problem:
 
 def select(spec: str) -> list[str]:
     """Problem names from comma-separated names, families (``bbob``, ``classic``, ``mixed``,
-    ``sklearn``, ``all``), ``bbob-d05`` (a dimension), ``bbob-f08`` (a function) or globs; a
-    family's name means the family, ``=name`` the one problem (``=mixed``)."""
+    ``mixed2``, ``sklearn``, ``all``), ``bbob-d05`` (a dimension), ``bbob-f08`` (a function)
+    or globs; a family's name means the family, ``=name`` the one problem (``=mixed``)."""
     known = problems()
     out: list[str] = []
     for item in filter(None, (i.strip() for i in spec.split(","))):
