@@ -150,7 +150,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="TUNER:ARGS",
         help="add a variant, e.g. tpe:gamma=0.2,bandwidth=1.0 or 'tpe:{\"gamma\": 0.2}'",
     )
-    add("--seeds", type=int, default=10, help="seeds per problem (default 10)")
+    add("--seeds", type=int, default=20, help="seeds per problem (default 20)")
     add("--seed-offset", type=int, default=0, help="first seed (default 0)")
     add("--budgets", default="50,100,200", help="trial budgets (default 50,100,200)")
     add("--concurrency", default="1", help="e.g. 1,4,8: proposals pending (hyperlab tuners)")
@@ -186,7 +186,7 @@ def _parser() -> argparse.ArgumentParser:
 def main() -> None:
     args = _parser().parse_args()
     if args.quick:
-        args.seeds = 3 if args.seeds == 10 else args.seeds
+        args.seeds = 3 if args.seeds == 20 else args.seeds
         args.budgets = "50,100" if args.budgets == "50,100,200" else args.budgets
     names = list(QUICK) if args.quick and args.problems == "all" else select(args.problems)
     names = in_half(names, args.half)
@@ -251,6 +251,7 @@ def main() -> None:
         pairs = [("tpe", ["optuna-tpe"]), ("auto", ["optuna-tpe", "optuna-cmaes"])]
     pairs = [(a, [b for b in bs if b in labels]) for a, bs in pairs if a in labels]
     report.versus(res, [(a, bs) for a, bs in pairs if bs], names, summary)
+    report.significance(res, [(a, bs) for a, bs in pairs if bs], names, summary)
     report.concurrency(res, labels, levels, names, summary)
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1, default=float))

@@ -16,6 +16,17 @@
   reached the target within the budget, COCO's empirical run-length distribution read at the
   budget.
 - Ratios compare medians over seeds of the floored regrets.
+- Significance (``significance``): per problem and budget, a one-sided Mann-Whitney U test
+  (``scipy.stats.mannwhitneyu``, ties handled by scipy) of a contender's final regrets over all
+  seeds run against its peer's: "worse" when the test that its regrets are greater has
+  p < ``ALPHA``, "better" when the test that they are smaller does, else "neither"; a problem
+  where both contenders' regrets are all equal (e.g. both always at the floor) is "neither".
+  With several peers (``auto`` against ``optuna-tpe|optuna-cmaes``) the peer is, per problem
+  and budget, the one with the lower median regret (then the lower mean) among those that
+  apply to the problem (CMA-ES: no categorical or conditional parameter). Counted per budget,
+  per family and overall, on the tuning half, the report half and the whole, against the
+  targets of issue 30: worse on at most ``TARGET_WORSE``, better on at least
+  ``TARGET_BETTER`` of the problems.
 """
 
 from __future__ import annotations
@@ -29,11 +40,14 @@ import numpy as np
 
 from .contenders import parse_label
 from .spaces import Problem
-from .suite import FAMILIES
+from .suite import FAMILIES, HALVES, half
 
 FLOOR = 1e-8
 BBOB_TARGETS = 10.0 ** np.round(np.arange(2, -8.01, -0.2), 1)
 REFERENCE = "optuna-tpe"
+ALPHA = 0.05
+TARGET_WORSE = 0.05
+TARGET_BETTER = 0.30
 
 
 def best_at(improvements: list[list[float]], budget: int) -> float:
@@ -276,3 +290,129 @@ def concurrency(
                 "worst_problem": where,
                 "problems": len(r),
             }
+
+
+def compare(ours: list[float], theirs: list[float]) -> tuple[float, float, str]:
+    """One-sided Mann-Whitney U tests of ``ours`` against ``theirs`` (regrets, lower is better):
+    (p that ours are greater, p that ours are smaller, verdict "worse", "better" or "neither").
+    All values equal (both at the floor, say) is a tie: p = 1 both ways."""
+    from scipy.stats import mannwhitneyu
+
+    if len(set(ours) | set(theirs)) <= 1:
+        return 1.0, 1.0, "neither"
+    p_worse = float(mannwhitneyu(ours, theirs, alternative="greater").pvalue)
+    p_better = float(mannwhitneyu(ours, theirs, alternative="less").pvalue)
+    verdict = "worse" if p_worse < ALPHA else "better" if p_better < ALPHA else "neither"
+    return p_worse, p_better, verdict
+
+
+def peer_for(res: Results, peers: list[str], name: str, budget: int) -> str | None:
+    """The peer a contender is tested against on a problem: among ``peers`` that apply to it
+    and have runs, the one with the lowest median regret (then mean; then the first)."""
+    scored = []
+    for index, c in enumerate(peers):
+        values = res.regrets.get((c, 1, name, budget))
+        if values and parse_label(c).applies(res.problems[name]):
+            scored.append((float(np.median(values)), float(np.mean(values)), index, c))
+    return min(scored)[3] if scored else None
+
+
+def verdicts(
+    res: Results, a: str, peers: list[str], names: list[str], budget: int
+) -> dict[str, dict[str, Any]]:
+    """Per problem where both sides have runs: the peer, the p-values, the verdict, the seeds
+    on each side and the problem's half."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        ours = res.regrets.get((a, 1, name, budget))
+        peer = peer_for(res, peers, name, budget)
+        if not ours or peer is None:
+            continue
+        theirs = res.regrets[(peer, 1, name, budget)]
+        p_worse, p_better, verdict = compare(ours, theirs)
+        out[name] = {
+            "peer": peer,
+            "p_worse": p_worse,
+            "p_better": p_better,
+            "verdict": verdict,
+            "seeds": [len(ours), len(theirs)],
+            "half": half(name),
+            "family": res.problems[name].family,
+        }
+    return out
+
+
+def tally(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Counts of verdicts by scope ("all" or a family) and half ("tuning", "report", "all"),
+    with shares and whether the targets are met."""
+    scopes = ["all", *[f for f in FAMILIES if any(r["family"] == f for r in rows.values())]]
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for scope in scopes:
+        for which in ("tuning", "report", "all"):
+            chosen = [
+                r
+                for r in rows.values()
+                if scope in ("all", r["family"]) and which in ("all", r["half"])
+            ]
+            n = len(chosen)
+            cell: dict[str, Any] = {"problems": n}
+            for verdict in ("worse", "better", "neither"):
+                cell[verdict] = sum(r["verdict"] == verdict for r in chosen)
+            cell["worse_share"] = cell["worse"] / n if n else None
+            cell["better_share"] = cell["better"] / n if n else None
+            cell["meets_targets"] = (
+                None
+                if not n
+                else cell["worse"] <= TARGET_WORSE * n and cell["better"] >= TARGET_BETTER * n
+            )
+            out.setdefault(scope, {})[which] = cell
+    return out
+
+
+def _cell(cell: dict[str, Any]) -> str:
+    n = cell["problems"]
+    if not n:
+        return f"{'-':>27}"
+    worse_mark = "!" if cell["worse"] > TARGET_WORSE * n else " "
+    better_mark = "!" if cell["better"] < TARGET_BETTER * n else " "
+    return (
+        f"{cell['worse']:>3} {cell['worse_share']:4.0%}{worse_mark}"
+        f"{cell['better']:>4} {cell['better_share']:4.0%}{better_mark}{cell['neither']:>4}/{n:<3}"
+    )
+
+
+def significance(
+    res: Results, pairs: list[tuple[str, list[str]]], names: list[str], out: dict
+) -> None:
+    """Per pair and budget: problems where A is significantly worse / better than its peer,
+    per family and overall, on the tuning half, the report half and the whole."""
+    for a, peers in pairs:
+        label = peers[0] if len(peers) == 1 else "best of (" + ", ".join(peers) + ")"
+        key = f"{a} vs {label}"
+        print(
+            f"\n== {a} vs {label}: one-sided Mann-Whitney U per problem on final regrets over "
+            f"the seeds, p < {ALPHA}: problems where A is significantly worse, better, neither "
+            f"(targets: worse <= {TARGET_WORSE:.0%}, better >= {TARGET_BETTER:.0%}; ! = missed)"
+        )
+        print(
+            f"  {'':<16}"
+            + "".join(f"| {h + ' half' if h != 'all' else 'whole':<28}" for h in HALVES)
+        )
+        sub = f"{'worse':>9}{'better':>10}{'neither/n':>10}"
+        print(f"  {'budget':<7}{'scope':<9}" + f"|{sub:<29}" * len(HALVES))
+        entry: dict[str, Any] = {
+            "targets": {"worse_max": TARGET_WORSE, "better_min": TARGET_BETTER, "alpha": ALPHA},
+            "counts": {},
+            "p_values": {},
+        }
+        for b in res.budgets:
+            rows = verdicts(res, a, peers, names, b)
+            if not rows:
+                print(f"  {b:<7}no problem with runs on both sides")
+                continue
+            counts = tally(rows)
+            for scope, cells in counts.items():
+                print(f"  {b:<7}{scope:<9}" + "".join(f"| {_cell(cells[h])} " for h in HALVES))
+            entry["counts"][str(b)] = counts
+            entry["p_values"][str(b)] = rows
+        out.setdefault("significance", {})[key] = entry
