@@ -26,11 +26,12 @@ family ``mixed`` has a problem ``mixed``, selected alone as ``=mixed``):
   polynomial features on diabetes; 3-fold CV; optimum unknown.
 
 Halves: a problem is in the tuning half when ``zlib.crc32(name.encode()) % 2 == 0``, else in the
-report half (``_quality/suite.py``'s ``half``); choose defaults on ``--half tuning`` (and tuning
-seeds, ``--seed-offset 100``), report on ``--half report`` and on the whole (``--half all``, the
-default). The rule is fixed by the name, not balanced per family: bbob 33 tuning / 39 report,
-classic 6 / 4, mixed 3 / 2, mixed2 6 / 6, sklearn 2 / 1 (the new problems' names were
-chosen so that mixed2 splits evenly).
+report half (``_quality/suite.py``'s ``half``). Choose defaults on the tuning half and tuning seeds
+(``--half tuning --seed-offset 100 --seeds 10``); report on seeds 0..19 (the default), on the report
+half and on the whole: the significance tables below show the tuning half, the report half and the
+whole side by side, so the report needs no ``--half``. The rule is fixed by the name, not balanced
+per family: bbob 33 tuning / 39 report, classic 6 / 4, mixed 3 / 2, mixed2 6 / 6, sklearn 2 / 1 (the
+new problems' names were chosen so that mixed2 splits evenly).
 
 Contenders (default arguments): hyperlab's ``tpe``, ``gp``, ``cmaes``, ``anneal``, ``evolution``,
 ``random`` and ``auto`` (when registered), driven through the tuner interface; Optuna's
@@ -39,17 +40,26 @@ Contenders (default arguments): hyperlab's ``tpe``, ``gp``, ``cmaes``, ``anneal`
 CMA-ES runs only on spaces without categorical or conditional parameters. ``--tuner-args
 tpe:gamma=0.2,bandwidth=1.0`` adds the variant ``tpe[bandwidth=1.0,gamma=0.2]``.
 
-What is reported (definitions in ``_quality/report.py``): per budget, COCO-style aggregated
-success (the fraction of (problem, target, run) triples whose regret reached the target; BBOB:
-COCO's 51 targets 10^{2..-8}; other problems: 41 targets log-spaced from the problem's scale,
-the median regret of a random draw, down to its floor), overall and per family, the mean log10
-ratio of median regrets to ``optuna-tpe`` and on how many problems a contender is no worse; the
-median regret per problem and contender (regret = best - optimum; scikit-learn: best - best
-value reached by any run); regrets below a floor count as equal (1e-8 on BBOB, 1e-8 x scale on
-the classic and mixed problems, the objective's resolution on scikit-learn); pairwise
-comparisons (``--versus``); and with ``--concurrency 1,4,8`` the regret of hyperlab's tuners
-(and Optuna's with ``--peer-concurrency``) with 4 or 8 proposals pending (a simulated parallel
-driver: trials finish first in, first out) over their sequential regret.
+What is reported (definitions in ``_quality/report.py``): per budget, COCO-style aggregated success
+(the fraction of (problem, target, run) triples whose regret reached the target; BBOB: COCO's 51
+targets 10^{2..-8}; other problems: 41 targets log-spaced from the problem's scale, the median
+regret of a random draw, down to its floor), overall and per family, the mean log10 ratio of median
+regrets to ``optuna-tpe`` and on how many problems a contender is no worse; the median regret per
+problem and contender (regret = best - optimum; scikit-learn: best - best value reached by any run);
+regrets below a floor count as equal (1e-8 on BBOB, 1e-8 x scale on the classic and mixed problems,
+the objective's resolution on scikit-learn); pairwise comparisons (``--versus``, default
+``tpe,optuna-tpe`` and ``auto,optuna-tpe|optuna-cmaes``): share of problems no worse by median,
+geometric mean and worst median ratio; significance for the same pairs: per problem and budget a
+one-sided Mann-Whitney U test (scipy) of the contender's final regrets over all seeds against its
+peer's (``auto``: against the better of ``optuna-tpe`` and ``optuna-cmaes`` by median regret on that
+problem and budget, ``optuna-tpe`` alone where CMA-ES does not apply), counted per budget, per
+family and overall, on the tuning half, the report half and the whole: problems where the contender
+is significantly worse (p < 0.05), significantly better, neither (both always at the floor:
+neither), with shares and a ``!`` where issue 30's targets (worse <= 5%, better >= 30%) are missed;
+``--json`` carries the counts and every problem's p-values and peer; and with ``--concurrency
+1,4,8`` the regret of hyperlab's tuners (and Optuna's with ``--peer-concurrency``) with 4 or 8
+proposals pending (a simulated parallel driver: trials finish first in, first out) over their
+sequential regret.
 
 Results are cached, one JSON line per run, in ``--out``: a run already there (same contender
 label, problem, seed, concurrency, a budget at least as large, and the same fingerprint: the
@@ -59,19 +69,24 @@ tuner's source files for hyperlab, the library version for peers) is not run aga
     pip install -e ".[bench]"    # + torch for Optuna's GPSampler (optuna-gp)
     python benchmarks/quality.py --quick            # ~13 problems, 3 seeds, 50/100 trials
     python benchmarks/quality.py                    # the full suite (see below)
+    # issue 30's report, from one command (20 seeds, all problems, both halves, 50/100/200):
+    python benchmarks/quality.py --tuners tpe,auto,optuna-tpe,optuna-cmaes --json report.json
     python benchmarks/quality.py --problems bbob-d02,mixed --tuners tpe,optuna-tpe --seeds 5
     python benchmarks/quality.py --tuners tpe,optuna-tpe --tuner-args tpe:gamma=0.2 \\
-        --seed-offset 100                           # tune on seeds 100..109, check on 0..9
+        --half tuning --seed-offset 100 --seeds 10  # tune on 100..109, report on 0..19
     python benchmarks/quality.py --tuners tpe,gp --concurrency 1,4,8
     python benchmarks/quality.py --report-only --verbose --json summary.json
 
-Cost, measured on 2 cores shared with other work (so roughly): ``--quick`` (444 runs) takes
-about 2-3 minutes. The full suite is 900 runs per contender (90 problems x 10 seeds, 200 trials).
-CPU time per contender for it: hyperlab ``gp`` ~35 min, ``optuna-tpe-univariate`` ~17,
-``auto`` ~13, ``hyperopt-tpe`` ~12, ``optuna-tpe`` ~7, the others 1.5-4 (mostly the
-scikit-learn objectives): about 50 minutes on 2 cores for all of them (one seed took 5). Optuna's
-GP takes 12-23 s a run (~4 h of CPU), so everything together takes about 3 hours on 2 cores.
-"""
+Cost, measured on 2 cores shared with other work (so roughly): ``--quick`` (444 runs) takes about
+2-3 minutes. The full suite is 2040 runs per contender (102 problems x 20 seeds, 200 trials; CMA-ES
+1640, numeric problems only). CPU time per contender, measured with 10 seeds on the 90 problems
+before mixed2 and scaled by 2.3: hyperlab ``gp`` ~80 min, ``optuna-tpe-univariate`` ~40, ``auto``
+~30, ``hyperopt-tpe`` ~27, ``optuna-tpe`` ~16, the others 3-9 (mostly the scikit-learn objectives):
+about 2 hours on 2 cores for all of them but Optuna's GP (12-23 s a run, ~9 h of CPU; leave it out).
+The peers' runs are cached, so after one full run of ``optuna-tpe`` and ``optuna-cmaes`` the report
+command above runs only hyperlab's tuners (``tpe`` and ``auto``: ~45 min of CPU). With other work on
+the machine it takes far longer: an ``optuna-tpe`` run on ``model-cancer`` took 26-57 s instead of
+~8. """
 
 from __future__ import annotations
 
