@@ -21,6 +21,7 @@ from hyperlab._version import __version__
 from hyperlab.cli._common import trial_number
 from hyperlab.cli._optuna import add_import_optuna, cmd_import_optuna
 from hyperlab.cli._reading import cmd_export, cmd_logs, cmd_ls, cmd_rm, cmd_show, cmd_trials
+from hyperlab.cli._replay import add_replay, cmd_replay
 from hyperlab.cli._running import cmd_resume, cmd_run, cmd_stop
 from hyperlab.cli._steering import (
     cmd_add_trial,
@@ -50,6 +51,7 @@ COMMANDS = {
     "add-trial": cmd_add_trial,
     "import": cmd_import,
     "import-optuna": cmd_import_optuna,
+    "replay": cmd_replay,
 }
 
 
@@ -171,6 +173,7 @@ def _parser() -> argparse.ArgumentParser:
         "file", help='a JSON list of {"params": ..., "value": ...} (or NNI\'s export format)'
     )
     add_import_optuna(commands)
+    add_replay(commands)
     rm = commands.add_parser("rm", help="delete an experiment, its trials and its files")
     rm.add_argument("id", help="experiment id (or its unique name)")
     rm.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")

@@ -15,6 +15,8 @@ from hyperlab.trial import ExperimentStatus, Mode, Trial, TrialStatus
 if TYPE_CHECKING:
     import pandas
 
+    from hyperlab.assessors import Assessor
+    from hyperlab.experiment._whatif import AssessorReplay, Order
     from hyperlab.store import Store
 
 __all__ = ["Result"]
@@ -134,6 +136,47 @@ class Result:
                 f"({', '.join(map(str, self.metrics))}), so no one trial is best; use "
                 "result.best_trials (the Pareto front) or result.pareto_front()"
             )
+
+    def replay(
+        self,
+        assessor: str | type[Assessor] | Assessor,
+        assessor_args: dict[str, Any] | None = None,
+        *,
+        order: Order = "time",
+    ) -> AssessorReplay:
+        """What ``assessor`` would have done on this experiment's stored learning curves
+        (each trial's reports), run in simulated time: which trials it would have stopped and
+        at which step, the epochs saved, and whether the best trial would have survived. The
+        same as ``hyperlab replay``; the experiment may still run (its reports so far are used).
+
+        Args:
+            assessor: A registered name (``"asha"``), an ``Assessor`` subclass, or an instance
+                (copied, so it stays fresh).
+            assessor_args: The assessor's arguments, as ``run(assessor_args=...)`` takes them
+                (``{"objective": name}`` for one objective of several).
+            order: ``"time"``: the reports in the order of their stored times (trials side by
+                side, as they ran); ``"sequential"``: one trial at a time in number order, as
+                with ``concurrency=1``.
+
+        Returns:
+            An ``AssessorReplay``: ``stopped``, ``saved``, ``saved_percent``, ``best_with``,
+            ``best_survived``, ``trials``... (``as_dict()`` for JSON).
+
+        Raises:
+            ConfigError: an unknown assessor or ``order``, arguments it refuses, or an
+                experiment without intermediate reports.
+
+        Example:
+            >>> replay = hyperlab.load("k3x9p2ab").replay(
+            ...     "asha", {"min_resource": 1, "max_resource": 27, "reduction_factor": 3})
+            >>> replay.saved_percent, replay.best_survived
+        """
+        from hyperlab.experiment._whatif import replay_assessor
+
+        if self.store is None:
+            raise ValueError("replay: this Result was not read from a store")
+        record = self.store.get_experiment(self.experiment_id)
+        return replay_assessor(record, self.trials, assessor, assessor_args, order=order)
 
     @property
     def failed_trials(self) -> list[Trial]:
