@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     import pandas
 
     from hyperlab.assessors import Assessor
-    from hyperlab.experiment._whatif import AssessorReplay, Order
+    from hyperlab.experiment._whatif import Order
+    from hyperlab.experiment._whatif_records import AssessorReplay
     from hyperlab.store import Store
 
 __all__ = ["Result"]
