@@ -52,6 +52,35 @@ def test_rungs_are_min_resource_times_powers_of_eta_below_max_resource():
     assert asha(max_resource=None).n_rungs == math.inf
 
 
+def test_the_default_first_rung_is_max_resource_over_eta_squared():
+    assert [asha(max_resource=27).rung_resource(k) for k in range(2)] == [3, 9]
+    assert asha(max_resource=27).n_rungs == 2
+    assert asha(max_resource=100, reduction_factor=2).min_resource == 25
+    assert asha(max_resource=None).min_resource == 1  # no end known: from the first step
+    assert asha(min_resource=1, max_resource=27).n_rungs == 3  # given: as given
+
+
+def test_the_defaults_keep_a_slow_starter_that_ends_best():
+    # trial 3 is the worst at epoch 1 and the best from epoch 3 on: min_resource=1 cuts it
+    def curve(number: int, step: int) -> float:
+        finals = [0.5, 0.4, 0.45, 0.1]
+        return finals[number] + (2.0 if number == 3 and step == 0 else 0.0)
+
+    def reached(**args) -> int:
+        assessor = asha(max_resource=27, **args)
+        for number in range(4):
+            assessor.on_start(trial(number), 0.0)
+            for step in range(27):
+                decision = assessor.on_report(trial(number), report(step, curve(number, step)), 0)
+                if decision is not Decision.CONTINUE:
+                    break
+            assessor.on_end(trial(number, TrialStatus.SUCCEEDED), 0.0)
+        return step + 1
+
+    assert reached(min_resource=1) == 1
+    assert reached() == 27
+
+
 # ---- the stop variant ---------------------------------------------------------------------------
 
 

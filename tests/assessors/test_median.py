@@ -69,6 +69,20 @@ def test_start_step_delays_the_first_judgement(mode):
 
 
 @pytest.mark.parametrize("mode", [Mode.MIN, Mode.MAX])
+def test_by_default_the_first_report_is_not_judged(mode):
+    # a slow starter: far worse than every completed trial at resource 1, best from 2 on
+    slow = [5.0, 0.1, 0.1, 0.1]
+    assessor = median(mode)
+    for number, losses in enumerate([C, A, B]):
+        complete(assessor, number, losses, mode)
+    assert decisions(assessor, 3, slow, mode) == [Decision.CONTINUE] * 4
+    assessor = median(mode, start_step=0)  # NNI's Medianstop: judged from the first
+    for number, losses in enumerate([C, A, B]):
+        complete(assessor, number, losses, mode)
+    assert decisions(assessor, 3, slow, mode) == [Decision.STOP]
+
+
+@pytest.mark.parametrize("mode", [Mode.MIN, Mode.MAX])
 def test_with_an_even_count_the_more_lenient_middle_value_is_the_median(mode):
     assessor = median(mode)
     complete(assessor, 0, A, mode)
@@ -85,7 +99,7 @@ def test_the_best_value_so_far_is_judged_not_the_last():
 
 
 def test_only_succeeded_trials_count_and_only_as_far_as_they_reported():
-    assessor = median()
+    assessor = median(start_step=0)
     assessor.on_start(trial(0), 0.0)  # running: does not count
     for step, loss in enumerate(A):
         assessor.on_report(trial(0), report(step, loss, Mode.MIN), 0.0)

@@ -2,9 +2,11 @@
 ``SuccessiveHalvingPruner``) or with promotions of paused trials (the original algorithm).
 
 Rungs sit at the resources ``r_k = min_resource * reduction_factor ** k`` below
-``max_resource``. A trial's value at rung ``k`` is the value of its first report at a resource
-of ``r_k`` or more; each rung keeps the values recorded there, in order, and the driver's
-trials are judged against them as they arrive.
+``max_resource``; by default ``min_resource = max_resource / reduction_factor ** 2``, so that
+with a known end there are two rungs, at a ninth and a third of it (``eta = 3``), and a trial is
+never judged before a ninth of its training. A trial's value at rung ``k`` is the value of its
+first report at a resource of ``r_k`` or more; each rung keeps the values recorded there, in
+order, and the driver's trials are judged against them as they arrive.
 """
 
 from __future__ import annotations
@@ -61,8 +63,17 @@ class ASHA(Assessor):
     ASHA judges one objective: on an experiment with several, it judges the one
     ``assessor_args={"objective": name}`` names; ``MOASHA`` (``"moasha"``) judges them all.
 
+    The default rungs keep the best: judging at the first epoch, as the usual
+    ``min_resource=1`` does, stops the slow starters that end best (learning curves cross), so
+    by default the first rung sits at ``max_resource / reduction_factor ** 2`` (epochs 3 and 9
+    for 27 epochs, 11.1 and 33.3 for 100), where a trial costs at least a ninth of its training
+    and the schedule about a quarter of training every trial to the end. Chosen on the tuning
+    tasks of ``benchmarks/early_stopping.py`` (see ``docs/early-stopping.md``).
+
     Args:
-        min_resource: The first rung's resource (``> 0``).
+        min_resource: The first rung's resource (``> 0``). None (the default) for
+            ``max_resource / reduction_factor ** 2`` when ``max_resource`` is given, 1 when
+            it is not.
         max_resource: The resource at which trials end (``> min_resource``). None (the
             ``stop`` variant only) for no end: rungs go on as far as trials report.
         reduction_factor: ``eta``: one in ``reduction_factor`` trials goes on at each rung
@@ -89,13 +100,17 @@ class ASHA(Assessor):
     def __init__(
         self,
         *,
-        min_resource: float = 1.0,
+        min_resource: float | None = None,
         max_resource: float | None = None,
         reduction_factor: int = 3,
         variant: Literal["stop", "promotion"] = "stop",
         resource_attr: str | None = None,
         **kwargs: Any,
     ) -> None:
+        if min_resource is None:
+            min_resource = (
+                1.0 if max_resource is None else _first_rung(max_resource, reduction_factor)
+            )
         _check(min_resource, max_resource, reduction_factor, variant)
         super().__init__(resource_attr=resource_attr, **kwargs)
         self.min_resource = float(min_resource)
@@ -260,6 +275,17 @@ def _check(
             "ASHA: variant='promotion' needs max_resource (where promoted trials end), got "
             "max_resource=None"
         )
+
+
+def _first_rung(max_resource: float, reduction_factor: int) -> float:
+    """The default first rung: ``max_resource / reduction_factor ** 2``, or the argument as
+    given when it cannot be computed (``_check`` names the wrong value)."""
+    try:
+        if max_resource > 0 and reduction_factor >= 2:
+            return float(max_resource) / int(reduction_factor) ** 2
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return 1.0
 
 
 def _shown(modes: tuple[Mode, ...]) -> str:

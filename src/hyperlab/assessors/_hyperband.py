@@ -4,7 +4,11 @@
 ``min_resource * eta``, ``min_resource * eta**2``... while below ``max_resource``, then
 ``max_resource`` itself (``eta`` is ``reduction_factor``). With ``min_resource=1``,
 ``max_resource=81``, ``eta=3``: 1, 3, 9, 27, 81. Choose ``max_resource = min_resource *
-eta**k`` for evenly spaced rungs; otherwise the last step is shorter.
+eta**k`` for evenly spaced rungs; otherwise the last step is shorter. The defaults, ``eta=4``
+and ``min_resource = max_resource / eta**2``, give three rungs, at a sixteenth, a quarter and
+all of ``max_resource`` (three brackets of 16, 6 and 3 configurations), which keeps the best
+of learning curves that cross for about a third of the epochs of no stopping (see
+``docs/early-stopping.md``).
 
 **Brackets.** With ``K + 1`` rungs, bracket ``s`` (``s = K, K - 1, ..., 0``) holds
 ``n_s = ceil((K + 1) / (s + 1) * eta**s)`` configurations that start at rung ``K - s``: the most
@@ -100,9 +104,12 @@ class Hyperband(Assessor):
     """Hyperband's synchronous successive halving: pauses trials at rungs and resumes the best.
 
     Args:
-        min_resource: The resource of the lowest rung (> 0).
+        min_resource: The resource of the lowest rung (> 0). None (the default) for
+            ``max_resource / reduction_factor ** 2``: three rungs. (NNI's Hyperband has
+            ``max_resource / eta ** floor(log_eta(max_resource))``: pass it to get NNI's.)
         max_resource: The resource trials run to at most (> ``min_resource``); NNI's ``R``.
-        reduction_factor: ``eta`` (>= 2): a rung promotes ``1/eta`` of its trials; NNI's ``eta``.
+        reduction_factor: ``eta`` (>= 2): a rung promotes ``1/eta`` of its trials; NNI's ``eta``
+            (whose default is 3, hyperlab's 4).
         resource_attr: The reported metric that counts resource; None for ``step + 1``.
         **kwargs: ``mode``, ``metric``, ``seed``, ``space``, passed by the framework.
 
@@ -125,16 +132,18 @@ class Hyperband(Assessor):
     def __init__(
         self,
         *,
-        min_resource: float = 1,
+        min_resource: float | None = None,
         max_resource: float = 81,
-        reduction_factor: float = 3,
+        reduction_factor: float = 4,
         resource_attr: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(resource_attr=resource_attr, **kwargs)
-        _check_number(self._args, "min_resource", min_resource)
         _check_number(self._args, "max_resource", max_resource)
         _check_number(self._args, "reduction_factor", reduction_factor)
+        if min_resource is None:
+            min_resource = max_resource / reduction_factor**2 if reduction_factor >= 2 else 1
+        _check_number(self._args, "min_resource", min_resource)
         if min_resource <= 0:
             raise ConfigError(f"{self._args} needs min_resource > 0, got {min_resource!r}")
         if min_resource >= max_resource:

@@ -30,6 +30,10 @@ class MedianAssessor(Assessor):
     only completed trials count, so nothing is stopped before a trial succeeded, and a trial
     reporting further than every completed one is not judged there.
 
+    By default nothing is judged at the first report (``start_step=2``): a trial's first value
+    says little about where it ends, and judging it stops slow starters that end best (see
+    ``docs/early-stopping.md``). NNI's ``Medianstop`` judges from the first (``start_step=0``).
+
     Args:
         start_step: Judge only reports at resource ``>= start_step`` (with the default
             resource, from the ``start_step``-th report on, as NNI's ``start_step``).
@@ -45,7 +49,7 @@ class MedianAssessor(Assessor):
     def __init__(
         self,
         *,
-        start_step: int = 0,
+        start_step: int = 2,
         resource_attr: str | None = None,
         **kwargs: Any,
     ) -> None:
