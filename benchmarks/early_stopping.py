@@ -1,344 +1,234 @@
-"""Early stopping: the best found and the epochs trained, hyperlab's assessors against Optuna's
-pruners, on a real training task and on a family of learning curves with a known best.
+"""Early stopping: the best found against the epochs trained, hyperlab's assessors against
+Optuna's pruners, on a suite of learning-curve tasks.
 
-Two tasks, each trial trained epoch by epoch (27 epochs at most) and reporting its validation
-score after each epoch:
+**Tasks** (``benchmarks/_curves``): scikit-learn models trained with ``partial_fit``, one epoch
+at a time, on bundled data sets (``SGDClassifier`` on digits, breast cancer and a generated
+3-class problem; ``MLPClassifier`` on digits, wine and the generated problem;
+``PassiveAggressiveClassifier`` on the generated problem; ``Perceptron`` on wine;
+``SGDRegressor`` and ``MLPRegressor`` on diabetes), each with a search space of 3 to 7
+hyperparameters and the validation score (accuracy, R2) after each epoch; and four synthetic
+families whose curves cross (slow starters that end best, curves with a late rise, fast learners
+that overfit, power laws of different rates). Half of the tasks are for tuning defaults
+(``--half tuning``, seeds 0, 1, ...), the other half for reporting them (``--half report``,
+seeds 100, 101, ...); no task and no seed is in both.
 
-- ``sgd``: scikit-learn's ``SGDClassifier`` trained with ``partial_fit`` on a generated
-  classification problem (8,000 samples, 40 features, 4 classes), 7 hyperparameters (loss,
-  penalty, alpha, l1_ratio, learning-rate schedule, eta0, averaging); the score is validation
-  accuracy. Each epoch the trial checkpoints its model (``hyperlab.checkpoint``), so paused
-  trials (ASHA's promotion variant, Hyperband) continue where they stopped.
-- ``curves``: a synthetic family: a configuration ``x`` in [0, 1]^4 has a final score
-  ``f(x)`` (known maximum 1.0) reached along ``f(x) * (1 - exp(-t / tau(x)))`` plus noise,
-  with slow starters among the good configurations, so that judging early is hard.
+**Contenders**: for every task and seed, the same configurations in the same order
+(``--trials``, default 36, drawn at random from the space with that seed; trial ``k`` of every
+contender trains configuration ``k``) with up to ``--epochs`` (27) epochs each. Training is
+deterministic per configuration, so each configuration's curve is computed once (cached in
+``--cache``) and replayed: hyperlab's assessors under a one-at-a-time replay of the driver's
+loop, Optuna's pruners in a real study. hyperlab's are given ``max_resource=epochs`` (what a user
+knows) and their defaults otherwise; Optuna's likewise (``HyperbandPruner(max_resource=epochs)``,
+``SuccessiveHalvingPruner()``, ``MedianPruner()``).
 
-For every contender and seed, the same configurations in the same order (``--trials`` of them,
-default 30, drawn at random from the space with that seed, given to hyperlab through a tuner that
-proposes them in turn and to Optuna through ``enqueue_trial``), and each configuration's model
-seeded alike (from the configuration itself), so that the only difference is the stopping. For
-each: the best final score found (the last score of the best trial) and the epochs actually
-trained (counted in the objective, resumed trials included), in the same run. It prints the
-median over the seeds (``--seeds``, default 5) and the ratios the targets are about:
+**Tables**, medians over seeds: per task the best found (the best last score of a trial) and
+the epochs trained; the anytime table (the best found once E epochs were trained, for E a
+fraction of no stopping's epochs); and the targets: ``asha`` (both variants) and ``hyperband``
+within 0.005 of no stopping's best with at most 1/3 of its epochs, and dominating Optuna's
+``HyperbandPruner`` (at least its best with fewer epochs, or a better best with no more).
 
-- ``asha`` (both variants) and ``hyperband``: a best within 0.01 of no stopping's with at most
-  1/3 of its epochs;
-- and fewer epochs than Optuna's ``HyperbandPruner`` for a best at least as good.
-
-``pbt`` is not among the contenders: it changes a trial's parameters as it trains (and needs a
-population running at once), so it cannot be held to the same list of configurations.
-
-    pip install -e ".[bench]"
-    python benchmarks/early_stopping.py [--task sgd|curves|both] [--seeds 5] [--trials 30]
+    python benchmarks/early_stopping.py --quick            # minutes: 2 seeds, 18 configurations
+    python benchmarks/early_stopping.py --half report      # the report half, 5 seeds
+    python benchmarks/early_stopping.py --half tuning --args 'asha={"min_resource": 3}'
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
-import math
 import statistics
+import sys
 import time
-import warnings
-import zlib
-from collections.abc import Callable
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-import numpy as np
+from _curves import REPORT, TASKS, TUNING, curves
+from _curves._simulate import Run, run_hyperlab, run_optuna
 
 import hyperlab
-from hyperlab.space import SearchSpace
-from hyperlab.tuners import Tuner
 
-EPOCHS = 27
-
-# ---------------------------------------------------------------- tasks
-
-
-@dataclass
-class Counter:
-    """Epochs trained in one run (the objective adds one per epoch it trains)."""
-
-    epochs: int = 0
-
-
-class SGDTask:
-    """``SGDClassifier.partial_fit`` on a generated 4-class problem, validation accuracy."""
-
-    name = "sgd"
-
-    def __init__(self) -> None:
-        from sklearn.datasets import make_classification
-        from sklearn.model_selection import train_test_split
-        from sklearn.preprocessing import StandardScaler
-
-        X, y = make_classification(
-            n_samples=8000,
-            n_features=40,
-            n_informative=12,
-            n_redundant=8,
-            n_classes=4,
-            class_sep=0.8,
-            flip_y=0.03,
-            random_state=0,
-        )
-        X_train, X_val, self.y_train, self.y_val = train_test_split(
-            X, y, test_size=0.3, random_state=0
-        )
-        scaler = StandardScaler().fit(X_train)
-        self.X_train, self.X_val = scaler.transform(X_train), scaler.transform(X_val)
-        self.classes = np.unique(y)
-
-    def hyperlab_space(self) -> dict[str, Any]:
-        return {
-            "loss": hyperlab.choice("hinge", "log_loss", "modified_huber", "squared_hinge"),
-            "penalty": hyperlab.choice("l2", "l1", "elasticnet"),
-            "alpha": hyperlab.loguniform(1e-7, 1e-1),
-            "l1_ratio": hyperlab.uniform(0.0, 1.0),
-            "learning_rate": hyperlab.choice("optimal", "invscaling", "adaptive", "constant"),
-            "eta0": hyperlab.loguniform(1e-4, 1.0),
-            "average": hyperlab.choice(False, True),
-        }
-
-    def optuna_params(self, trial: Any) -> dict[str, Any]:
-        return {
-            "loss": trial.suggest_categorical(
-                "loss", ["hinge", "log_loss", "modified_huber", "squared_hinge"]
-            ),
-            "penalty": trial.suggest_categorical("penalty", ["l2", "l1", "elasticnet"]),
-            "alpha": trial.suggest_float("alpha", 1e-7, 1e-1, log=True),
-            "l1_ratio": trial.suggest_float("l1_ratio", 0.0, 1.0),
-            "learning_rate": trial.suggest_categorical(
-                "learning_rate", ["optimal", "invscaling", "adaptive", "constant"]
-            ),
-            "eta0": trial.suggest_float("eta0", 1e-4, 1.0, log=True),
-            "average": trial.suggest_categorical("average", [False, True]),
-        }
-
-    def new_model(self, params: dict[str, Any], seed: int) -> Any:
-        from sklearn.linear_model import SGDClassifier
-
-        return SGDClassifier(**params, random_state=seed)
-
-    def train_epoch(self, model: Any, epoch: int) -> float:
-        order = np.random.default_rng(epoch).permutation(len(self.y_train))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # convergence chatter of partial_fit
-            model.partial_fit(self.X_train[order], self.y_train[order], classes=self.classes)
-        return float(model.score(self.X_val, self.y_val))
-
-
-class CurvesTask:
-    """Learning curves with a known best final score of 1.0 (at ``x = (0.7, 0.3, 0.5, 0.9)``)."""
-
-    name = "curves"
-    OPTIMUM = np.array([0.7, 0.3, 0.5, 0.9])
-
-    def hyperlab_space(self) -> dict[str, Any]:
-        return {f"x{i}": hyperlab.uniform(0.0, 1.0) for i in range(4)}
-
-    def optuna_params(self, trial: Any) -> dict[str, Any]:
-        return {f"x{i}": trial.suggest_float(f"x{i}", 0.0, 1.0) for i in range(4)}
-
-    def new_model(self, params: dict[str, Any], seed: int) -> Any:
-        x = np.array([params[f"x{i}"] for i in range(4)])
-        final = float(np.exp(-4.0 * np.sum((x - self.OPTIMUM) ** 2)))
-        # good configurations start slowly half of the time: the trap for early judges
-        tau = 2.0 + 10.0 * float(x[3] > 0.6) * float(x[0] > 0.5)
-        return {"final": final, "tau": tau, "rng": np.random.default_rng(seed), "x": x}
-
-    def train_epoch(self, model: Any, epoch: int) -> float:
-        shape = 1.0 - math.exp(-(epoch + 1) / model["tau"])
-        return model["final"] * shape + float(model["rng"].normal(0.0, 0.01))
-
-
-def configurations(task: Any, trials: int, seed: int) -> list[dict[str, Any]]:
-    """The configurations every contender tries with ``seed``, in order."""
-    space = SearchSpace.coerce(task.hyperlab_space())
-    return space.sample(np.random.default_rng(seed), trials)
-
-
-def model_seed(params: dict[str, Any]) -> int:
-    """The seed of a configuration's model: the same in every contender."""
-    return zlib.crc32(json.dumps(params, sort_keys=True, default=str).encode())
-
-
-# ---------------------------------------------------------------- hyperlab
-
-
-class Listed(Tuner):
-    """Proposes ``configs`` in turn."""
-
-    def __init__(self, space: SearchSpace, configs: list[dict[str, Any]], **kwargs: Any) -> None:
-        super().__init__(space, **kwargs)
-        self.configs = configs
-
-    def suggest(self, number: int) -> dict[str, Any] | None:
-        return self.configs[number] if number < len(self.configs) else None
-
-
-def hyperlab_objective(task: Any, counter: Counter) -> Callable[[dict[str, Any]], Any]:
-    def objective(params: dict[str, Any]) -> Any:
-        state = hyperlab.load_checkpoint()
-        if state is None:
-            model, start = task.new_model(params, model_seed(params)), 0
-        else:
-            model, start = state["model"], state["epoch"] + 1
-        score = state["score"] if state is not None else 0.0
-        for epoch in range(start, EPOCHS):
-            score = task.train_epoch(model, epoch)
-            counter.epochs += 1
-            hyperlab.checkpoint({"model": model, "epoch": epoch, "score": score})
-            hyperlab.report(score=score, step=epoch)
-        return {"score": score}
-
-    return objective
-
-
-ASSESSORS: dict[str, tuple[str | None, dict[str, Any]]] = {
+HYPERLAB: dict[str, tuple[str | None, dict[str, Any]]] = {
     "none": (None, {}),
-    "median": ("median", {"start_step": 3}),
-    "curvefit": ("curvefit", {"epoch_num": EPOCHS, "start_step": 6}),
-    "asha": ("asha", {"min_resource": 1, "max_resource": EPOCHS, "reduction_factor": 3}),
-    "asha-promotion": (
-        "asha",
-        {"min_resource": 1, "max_resource": EPOCHS, "reduction_factor": 3, "mode": "promotion"},
-    ),
-    "hyperband": ("hyperband", {"min_resource": 1, "max_resource": EPOCHS, "reduction_factor": 3}),
+    "asha": ("asha", {}),
+    "asha-promotion": ("asha", {"variant": "promotion"}),
+    "hyperband": ("hyperband", {}),
+    "median": ("median", {}),
 }
+OPTUNA = ["optuna-median", "optuna-sha", "optuna-hyperband"]
+CONTENDERS = [*HYPERLAB, *OPTUNA]
+JUDGED = ("asha", "asha-promotion", "hyperband")
+FRACTIONS = (1 / 9, 1 / 6, 1 / 3, 1 / 2, 1.0)
+SEEDS = {"tuning": 0, "report": 100}
 
 
-def run_hyperlab(task: Any, contender: str, trials: int, seed: int) -> tuple[float, int]:
-    assessor, args = ASSESSORS[contender]
-    counter = Counter()
-    space = SearchSpace.coerce(task.hyperlab_space())
-    result = hyperlab.run(
-        hyperlab_objective(task, counter),
-        space,
-        metric="score",
-        mode="max",
-        tuner=Listed(space, configurations(task, trials, seed), mode="max", seed=seed),
-        assessor=assessor,
-        assessor_args=args or None,
-        max_trials=trials,
-        executor="inprocess",
-        storage=":memory:",
-        seed=seed,
-        progress=False,
-        fail_fast=False,
+def run(contender: str, task: str, seed: int, args: argparse.Namespace) -> Run:
+    configs, scores = curves(TASKS[task], args.trials, args.epochs, seed, args.cache)
+    if contender in OPTUNA:
+        return run_optuna(contender, scores, seed)
+    name, given = HYPERLAB[contender]
+    extra = args.extra.get(name or "", {}) | args.extra.get(contender, {})
+    if name in ("asha", "hyperband"):
+        given = {"max_resource": args.epochs, **given}
+    return run_hyperlab(name, {**given, **extra}, scores, configs, TASKS[task].space, seed)
+
+
+def dominates(best: float, epochs: float, other_best: float, other_epochs: float) -> bool:
+    """At least ``other_best`` with fewer epochs, or a better best with no more."""
+    return (best >= other_best and epochs < other_epochs) or (
+        best > other_best and epochs <= other_epochs
     )
-    best = max((t.metrics.get("score", -math.inf) for t in result.trials), default=-math.inf)
-    return best, counter.epochs
 
 
-# ---------------------------------------------------------------- Optuna
+def bench(task: str, seeds: list[int], contenders: list[str], args: argparse.Namespace) -> dict:
+    runs = {c: [run(c, task, s, args) for s in seeds] for c in contenders}
+    base = statistics.median(len(r.trace) for r in runs["none"]) if "none" in runs else 0
+    rows = {}
+    for c, rs in runs.items():
+        rows[c] = {
+            "best": statistics.median(r.best for r in rs),
+            "epochs": statistics.median(r.epochs for r in rs),
+            "anytime": [
+                statistics.median(r.best_after(round(f * base)) for r in rs) for f in FRACTIONS
+            ],
+        }
+    return rows
 
 
-def run_optuna(task: Any, contender: str, trials: int, seed: int) -> tuple[float, int]:
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    pruner: Any
-    if contender == "optuna-median":
-        pruner = optuna.pruners.MedianPruner()
-    else:
-        pruner = optuna.pruners.HyperbandPruner(
-            min_resource=1, max_resource=EPOCHS, reduction_factor=3
-        )
-    counter = Counter()
-
-    def objective(trial: Any) -> float:
-        params = task.optuna_params(trial)
-        model = task.new_model(params, model_seed(params))
-        score = 0.0
-        for epoch in range(EPOCHS):
-            score = task.train_epoch(model, epoch)
-            counter.epochs += 1
-            trial.set_user_attr("score", score)
-            trial.report(score, epoch)
-            if trial.should_prune():
-                raise optuna.TrialPruned()
-        return score
-
-    study = optuna.create_study(
-        direction="maximize",
-        sampler=optuna.samplers.RandomSampler(seed=seed),
-        pruner=pruner,
-        study_name=f"seed-{seed}",  # HyperbandPruner deals trials to brackets by this name
-    )
-    for params in configurations(task, trials, seed):
-        study.enqueue_trial(params)
-    study.optimize(objective, n_trials=trials)
-    best = max((t.user_attrs.get("score", -math.inf) for t in study.trials), default=-math.inf)
-    return best, counter.epochs
-
-
-# ---------------------------------------------------------------- the run
-
-CONTENDERS = [*ASSESSORS, "optuna-median", "optuna-hyperband"]
-
-
-def bench(task: Any, seeds: int, trials: int, contenders: list[str]) -> None:
-    rows: dict[str, tuple[float, float, float]] = {}
-    print(f"\n{task.name}: {trials} configurations x up to {EPOCHS} epochs, seeds 0..{seeds - 1}")
-    print(f"  {'contender':<18}{'best (median)':>14}{'epochs (median)':>17}{'s/run':>8}")
-    for contender in contenders:
-        bests, epochs, times = [], [], []
-        for seed in range(seeds):
-            start = time.perf_counter()
-            if contender.startswith("optuna"):
-                best, used = run_optuna(task, contender, trials, seed)
-            else:
-                best, used = run_hyperlab(task, contender, trials, seed)
-            times.append(time.perf_counter() - start)
-            bests.append(best)
-            epochs.append(used)
-        row = (statistics.median(bests), statistics.median(epochs), statistics.median(times))
-        rows[contender] = row
-        print(f"  {contender:<18}{row[0]:>14.4f}{row[1]:>17.0f}{row[2]:>8.2f}")
+def checks(rows: dict) -> dict[str, dict[str, bool]]:
+    out = {}
     if "none" not in rows:
-        return
-    base_best, base_epochs, _ = rows["none"]
-    print("  targets:")
-    for name in ("asha", "asha-promotion", "hyperband"):
-        if name not in rows:
+        return out
+    best, epochs = rows["none"]["best"], rows["none"]["epochs"]
+    for c in JUDGED:
+        if c not in rows:
             continue
-        best, used, _ = rows[name]
-        share = used / base_epochs
-        met = base_best - best <= 0.01 and share <= 1 / 3
-        print(
-            f"    {name}: best {best:.4f} vs no stopping {base_best:.4f} "
-            f"(within 0.01: {'yes' if base_best - best <= 0.01 else 'no'}), epochs "
-            f"{share:.2f} of no stopping's (<= 1/3: {'yes' if share <= 1 / 3 else 'no'}): "
-            f"{'met' if met else 'missed'}"
-        )
+        r = rows[c]
+        out[c] = {
+            "within 0.005": best - r["best"] <= 0.005 + 1e-12,
+            "<= 1/3 epochs": r["epochs"] <= epochs / 3,
+        }
         if "optuna-hyperband" in rows:
-            o_best, o_used, _ = rows["optuna-hyperband"]
-            fewer = used < o_used and best >= o_best
-            print(
-                f"    {name} vs optuna-hyperband: epochs {used:.0f} vs {o_used:.0f}, best "
-                f"{best:.4f} vs {o_best:.4f}: {'met' if fewer else 'missed'}"
+            o = rows["optuna-hyperband"]
+            out[c]["dominates optuna-hyperband"] = dominates(
+                r["best"], r["epochs"], o["best"], o["epochs"]
             )
+    return out
+
+
+def print_task(task: str, rows: dict) -> None:
+    print(f"\n{task}")
+    print(f"  {'contender':<17}{'best':>8}{'epochs':>8}   anytime: best after E epochs, E = "
+          + " ".join(f"{f:.2g}" for f in FRACTIONS) + " x no stopping's")  # fmt: skip
+    for c, r in rows.items():
+        anytime = " ".join(f"{v:7.4f}" for v in r["anytime"])
+        print(f"  {c:<17}{r['best']:>8.4f}{r['epochs']:>8.0f}   {anytime}")
+    for c, hits in checks(rows).items():
+        shown = ", ".join(f"{k}: {'hit' if v else 'MISS'}" for k, v in hits.items())
+        print(f"  target {c}: {shown}")
+
+
+def summary(results: dict[str, dict]) -> None:
+    print("\nsummary over tasks (each task's medians over seeds)")
+    print(f"  {'contender':<17}{'mean gap':>9}{'max gap':>9}{'epochs/none':>12}{'targets hit':>13}")
+    counts: dict[str, list[int]] = {}
+    for rows in results.values():
+        for c, hits in checks(rows).items():
+            counts.setdefault(c, [0, 0])
+            counts[c][0] += sum(hits.values())
+            counts[c][1] += len(hits)
+    for c in next(iter(results.values())):
+        gaps = [rows["none"]["best"] - rows[c]["best"] for rows in results.values()]
+        share = [rows[c]["epochs"] / rows["none"]["epochs"] for rows in results.values()]
+        hit = f"{counts[c][0]}/{counts[c][1]}" if c in counts else ""
+        print(f"  {c:<17}{statistics.mean(gaps):>9.4f}{max(gaps):>9.4f}"
+              f"{statistics.mean(share):>12.3f}{hit:>13}")  # fmt: skip
+
+
+def markdown(results: dict[str, dict]) -> str:
+    """The tables of ``docs/early-stopping.md`` for one half: per task the best and epochs of
+    each contender, the anytime table (the mean over tasks of no stopping's final best minus
+    the best found after E epochs), and the target checks."""
+    tasks = list(results)
+    contenders = list(next(iter(results.values())))
+    lines = ["| contender | " + " | ".join(tasks) + " |", "| --- |" + " --- |" * len(tasks)]
+    for c in contenders:
+        cells = [f"{results[t][c]['best']:.4f} / {results[t][c]['epochs']:.0f}" for t in tasks]
+        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    lines += ["", "| contender | " + " | ".join(f"E = {f:.2g}" for f in FRACTIONS) + " |"]
+    lines.append("| --- |" + " --- |" * len(FRACTIONS))
+    for c in contenders:
+        gaps = [
+            statistics.mean(results[t]["none"]["best"] - results[t][c]["anytime"][i] for t in tasks)
+            for i in range(len(FRACTIONS))
+        ]
+        lines.append(f"| {c} | " + " | ".join(f"{g:.4f}" for g in gaps) + " |")
+    lines += ["", "| target | " + " | ".join(tasks) + " |", "| --- |" + " --- |" * len(tasks)]
+    for c in JUDGED:
+        if c not in contenders:
+            continue
+        cells = []
+        for t in tasks:
+            hits = checks(results[t])[c]
+            cells.append(" ".join("hit" if v else "MISS" for v in hits.values()))
+        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", choices=["sgd", "curves", "both"], default="both")
+    parser.add_argument("--half", choices=["tuning", "report", "both"], default="both")
+    parser.add_argument("--tasks", default="", help="comma-separated task names (any half)")
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--trials", type=int, default=30)
+    parser.add_argument("--quick", action="store_true", help="2 seeds, 18 configurations")
+    parser.add_argument("--trials", type=int, default=36)
+    parser.add_argument("--epochs", type=int, default=27)
     parser.add_argument("--contenders", default=",".join(CONTENDERS))
+    parser.add_argument(
+        "--args", action="append", default=[], metavar='NAME={"arg": value}',
+        help="extra assessor_args for a hyperlab assessor (asha, hyperband, median) or contender",
+    )  # fmt: skip
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/hyperlab-curves")
+    parser.add_argument("--json", type=Path, help="write the tables here too")
+    parser.add_argument("--markdown", action="store_true", help="print markdown tables too")
     args = parser.parse_args()
-    logging.getLogger("hyperlab").setLevel(logging.WARNING)
+    args.extra = {}
+    for item in args.args:
+        name, _, value = item.partition("=")
+        args.extra[name] = json.loads(value)
     contenders = [c for c in args.contenders.split(",") if c]
     unknown = sorted(set(contenders) - set(CONTENDERS))
     if unknown:
         parser.error(f"unknown contenders {unknown}; known: {', '.join(CONTENDERS)}")
-    tasks = {"sgd": [SGDTask], "curves": [CurvesTask], "both": [SGDTask, CurvesTask]}[args.task]
-    print(f"hyperlab {hyperlab.__version__}; the same random configurations for every contender")
-    for make in tasks:
-        bench(make(), args.seeds, args.trials, contenders)
+    seeds = 2 if args.quick else args.seeds
+    if args.quick:
+        args.trials = 18
+    halves = ["tuning", "report"] if args.half == "both" else [args.half]
+    print(f"hyperlab {hyperlab.__version__}: {args.trials} configurations x {args.epochs} epochs, "
+          f"the same for every contender; medians over {seeds} seeds")  # fmt: skip
+    if args.extra:
+        print(f"extra assessor_args: {args.extra}")
+    out: dict[str, Any] = {}
+    for half in halves:
+        members = TUNING if half == "tuning" else REPORT
+        names = [t for t in args.tasks.split(",") if t in members] if args.tasks else list(members)
+        if not names:
+            continue
+        first = SEEDS[half]
+        print(f"\n=== {half} tasks, seeds {first}..{first + seeds - 1}")
+        results = {}
+        for task in names:
+            start = time.perf_counter()
+            results[task] = bench(task, list(range(first, first + seeds)), contenders, args)
+            print_task(task, results[task])
+            print(f"  ({time.perf_counter() - start:.1f}s)", file=sys.stderr)
+        summary(results)
+        if args.markdown:
+            print(f"\nmarkdown, {half} tasks (best / epochs; anytime gaps; targets: within "
+                  "0.005, <= 1/3 epochs, dominates optuna-hyperband)\n")  # fmt: skip
+            print(markdown(results))
+        out[half] = {t: {"rows": r, "checks": checks(r)} for t, r in results.items()}
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":
