@@ -85,8 +85,10 @@ before mixed2 and scaled by 2.3: hyperlab ``gp`` ~80 min, ``optuna-tpe-univariat
 about 2 hours on 2 cores for all of them but Optuna's GP (12-23 s a run, ~9 h of CPU; leave it out).
 The peers' runs are cached, so after one full run of ``optuna-tpe`` and ``optuna-cmaes`` the report
 command above runs only hyperlab's tuners (``tpe`` and ``auto``: ~45 min of CPU). With other work on
-the machine it takes far longer: an ``optuna-tpe`` run on ``model-cancer`` took 26-57 s instead of
-~8. """
+the machine it takes far longer; measured with ``nice -n 10 ... --jobs 1`` beside four other busy
+processes on 2 cores: ``optuna-tpe`` and ``optuna-cmaes`` on mixed2 (240 runs) 24 min, on mixed
+(100) 8 min, on classic (400) 11 min (median 5.8, 4.6, 2.6 s a run for ``optuna-tpe``, 0.7 for
+``optuna-cmaes``), and an ``optuna-tpe`` run on ``model-cancer`` 26-57 s. """
 
 from __future__ import annotations
 
