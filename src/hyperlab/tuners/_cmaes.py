@@ -90,6 +90,9 @@ class CMAESTuner(Tuner):
         sigma0: Initial step size in the unit cube.
         x0: Initial mean as parameter values (a dict); default the centre of the cube.
         restarts: Restart with a doubled population when the search converges (IPOP).
+        first_trial: The number of the first generation's first trial; trials numbered below
+            it are not CMA-ES's (proposed by another tuner before it, as in ``auto``): they are
+            only never proposed again.
     """
 
     def __init__(
@@ -102,6 +105,7 @@ class CMAESTuner(Tuner):
         sigma0: float = 0.2,
         x0: dict[str, Any] | None = None,
         restarts: bool = True,
+        first_trial: int = 0,
     ) -> None:
         super().__init__(space, mode=mode, seed=seed)
         self.unit = UnitSpace(space)
@@ -114,6 +118,10 @@ class CMAESTuner(Tuner):
         ):
             raise ConfigError(
                 f"tuner_args: cmaes needs popsize to be an integer >= 2, got {popsize!r}"
+            )
+        if isinstance(first_trial, bool) or not isinstance(first_trial, int) or first_trial < 0:
+            raise ConfigError(
+                f"tuner_args: cmaes needs first_trial to be an integer >= 0, got {first_trial!r}"
             )
         if not 0 < sigma0 <= 1:
             raise ConfigError(f"tuner_args: cmaes needs 0 < sigma0 <= 1, got sigma0={sigma0!r}")
@@ -130,7 +138,9 @@ class CMAESTuner(Tuner):
         self.history = History(self.unit, mode)
         # every observed trial: number -> (encoded x, loss) if it succeeded, None otherwise
         self._obs: dict[int, tuple[np.ndarray, float] | None] = {}
-        self._state = self._fresh(0, self.popsize, mean0, start=0)
+        self.first_trial = first_trial
+        self._cov0: np.ndarray | None = None
+        self._state = self._fresh(0, self.popsize, mean0, start=first_trial)
 
     # ------------------------------------------------------------ tuner interface
 
@@ -141,8 +151,10 @@ class CMAESTuner(Tuner):
             x = self.unit.encode(trial.params)
             if x is not None and math.isfinite(trial.value):
                 member = (x, float(self.mode.sign * trial.value))
+        if trial.number < self.first_trial:
+            return
         if trial.number < self._state.start:  # observed again, in a generation already used
-            self._state = self._fresh(0, self.popsize, self._mean0, start=0)
+            self._state = self._fresh(0, self.popsize, self._mean0, start=self.first_trial)
         self._obs[trial.number] = member
         self._advance()
 
@@ -183,9 +195,20 @@ class CMAESTuner(Tuner):
         return np.clip(x, 0.0, 1.0)
 
     def _fresh(self, restart: int, popsize: int, mean: np.ndarray, *, start: int) -> _State:
-        return _State(
+        state = _State(
             mean=mean.copy(), sigma=self.sigma0, popsize=popsize, start=start, restart=restart
         )
+        if restart == 0 and self._cov0 is not None:
+            eig, B = np.linalg.eigh(self._cov0)
+            state.C, state.B, state.D = self._cov0.copy(), B, np.sqrt(np.maximum(eig, 1e-20))
+        return state
+
+    def warm_start(self, cov: np.ndarray) -> None:
+        """Start (before any trial is observed) with the covariance matrix ``cov`` (unit-cube
+        coordinates, scaled by ``sigma0``, positive definite) rather than the identity; a
+        restart starts from the identity."""
+        self._cov0 = np.array(cov, dtype=float)
+        self._state = self._fresh(0, self.popsize, self._mean0, start=self.first_trial)
 
     def _tell(self, s: _State) -> _State:
         """The state after generation ``s.numbers``, from what has been observed of it (a member

@@ -4,7 +4,8 @@ Package-private, used by :mod:`hyperlab.tuners._gp`. The kernel is a Matern-5/2 
 scale per coordinate (ARD); a categorical coordinate enters its distance as 0 (same option) or 1
 (different option), so options have no order. Hyperparameters (log length scales, log signal and
 noise variance) maximise the log marginal likelihood plus weak log-normal priors, with L-BFGS-B
-on analytic gradients (:func:`fit_hyperparameters`). Targets are standardised.
+on analytic gradients (:func:`fit_hyperparameters`). Targets are standardised; the noise
+variance is at least ``min_noise`` (1e-6) of theirs.
 
 A :class:`GaussianProcess` takes fitted hyperparameters and factorises its kernel matrix once;
 predictions for many points are then a few matrix products (:meth:`GaussianProcess.predict`),
@@ -69,10 +70,10 @@ def prior_mode(d: int) -> np.ndarray:
     return theta
 
 
-def _bounds(d: int) -> list[tuple[float, float]]:
+def _bounds(d: int, min_noise: float) -> list[tuple[float, float]]:
     return [(math.log(0.01), math.log(30.0))] * d + [
         (math.log(0.05), math.log(20.0)),
-        (math.log(1e-6), math.log(1.0)),
+        (math.log(min_noise), math.log(1.0)),
     ]
 
 
@@ -89,6 +90,7 @@ def fit_hyperparameters(
     starts: Sequence[np.ndarray],
     *,
     maxiter: int = 50,
+    min_noise: float = 1e-6,
 ) -> np.ndarray:
     """Hyperparameters maximising the penalised marginal likelihood of ``(X, y)``.
 
@@ -98,6 +100,7 @@ def fit_hyperparameters(
         cat: Which coordinates are categorical, shape ``(d,)``.
         starts: Starting points of L-BFGS-B (one run each; the best result wins).
         maxiter: L-BFGS-B iterations per start at most.
+        min_noise: The noise variance's lower bound, a fraction of the targets' variance.
 
     Returns:
         ``log`` length scales (``d``), signal variance and noise variance; ``starts[0]`` if no
@@ -108,7 +111,7 @@ def fit_hyperparameters(
     ys = _standardise(y)[0]
     D2 = _sq_dists(X, X, cat)
     prior_mu, prior_sd = _prior(d)
-    bounds = _bounds(d)
+    bounds = _bounds(d, min_noise)
     lo, hi = np.array(bounds).T
     best: tuple[float, np.ndarray] | None = None
     for start in starts:
