@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import pickle
+import warnings
 from collections import Counter
 from dataclasses import FrozenInstanceError
 from typing import Any
@@ -122,9 +123,19 @@ def test_choice_is_uniform_over_options_and_returns_them_unchanged() -> None:
     assert {type(v) for v in values} == {str, int, float, bool, type(None)}
 
 
-def test_choice_of_one_list_is_one_option() -> None:
-    assert {tuple(p["p"]) for p in draw(choice(["a", "b"]), 50)} == {("a", "b")}
-    assert choice(["a", "b"]) != choice("a", "b")
+def test_choice_of_one_list_is_one_option_and_warns_a_ray_user() -> None:
+    with pytest.warns(UserWarning, match=r"choice\(\['a', 'b'\]\) has one option.*choice\(\*"):
+        one = choice(["a", "b"])
+    assert {tuple(p["p"]) for p in draw(one, 50)} == {("a", "b")}
+    assert one != choice("a", "b")
+
+
+def test_choice_of_lists_among_several_options_or_of_a_one_item_list_is_quiet() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        choice([1, 2], [3])
+        choice([1])
+        choice("a", "b")
 
 
 def test_randint_excludes_high_and_hits_every_integer() -> None:
@@ -255,6 +266,7 @@ def test_nested_sub_parameters_only_for_the_chosen_option() -> None:
     assert 0.4 < seen["deep"] / seen["block"] < 0.6
 
 
+@pytest.mark.filterwarnings("ignore:choice.*has one option")
 def test_sampled_mutable_constants_are_not_shared() -> None:
     space = SearchSpace({"c": choice([1, 2]), "n": choice({"_name": "a", "cfg": {"x": [1]}})})
     first, second = space.sample(np.random.default_rng(0), 2)
@@ -328,6 +340,7 @@ def test_coerce() -> None:
         SearchSpace.coerce([("lr", uniform(0, 1))])
 
 
+@pytest.mark.filterwarnings("ignore:choice.*has one option")
 def test_mapping_interface_equality_repr_and_immutability() -> None:
     space = SearchSpace({"b": randint(0, 3), "a": {"_type": "uniform", "_value": [0, 1]}})
     assert space.names == ("b", "a") and list(space) == ["b", "a"] and len(space) == 2

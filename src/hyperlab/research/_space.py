@@ -8,7 +8,7 @@ from typing import Any
 
 from hyperlab.research._domain import Domain
 from hyperlab.research._runner import alias_key
-from hyperlab.space import SearchSpace, choice
+from hyperlab.space import Choice, SearchSpace
 
 __all__ = ["DomainSpace", "domain_space", "value_table"]
 
@@ -35,8 +35,8 @@ def domain_space(domain: Domain, n_reps: int) -> DomainSpace:
         if name in sampled:
             params[name] = sampled[name]
         else:
-            params[name] = choice(*dict.fromkeys(_hashable(a.alias) for a in grids[name]))
-    params["repetition"] = choice(*range(n_reps))
+            params[name] = Choice(tuple(dict.fromkeys(_hashable(a.alias) for a in grids[name])))
+    params["repetition"] = Choice(tuple(range(n_reps)))
     return DomainSpace(params)
 
 

@@ -22,7 +22,8 @@ builder                     value
 finite real numbers (not bools); randint's must be integers.
 
 ``choice(*options)`` takes one option per positional argument, so ``choice("a", "b")`` picks a
-string and ``choice(["a", "b"])`` always gives the list ``["a", "b"]``. An option written as a dict
+string and ``choice(["a", "b"])`` always gives the list ``["a", "b"]`` (and warns: Ray Tune writes
+``tune.choice(["a", "b"])`` for a pick). An option written as a dict
 with a ``"_name"`` key is a *nested* option: its other keys are sub-parameters (Parameters, NNI
 spec dicts or JSON constants), and picking it gives ``{"_name": ..., <sub>: <value>, ...}``,
 exactly what NNI passes to trials. Nesting may be recursive.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -58,7 +59,20 @@ def choice(*options: Any) -> Choice:
 
     An option is a JSON constant, or a nested option ``{"_name": "conv", "kernel": randint(1, 8)}``
     whose other keys are sub-parameters (see the module docstring).
+
+    Warns:
+        UserWarning: the only option is a list or tuple of several values, as Ray Tune's
+            ``tune.choice([...])`` is written: it is one option (that list), not a pick among its
+            values; ``choice(*values)`` picks one of them.
     """
+    if len(options) == 1 and isinstance(options[0], list | tuple) and len(options[0]) > 1:
+        warnings.warn(
+            f"choice({options[0]!r}) has one option, the whole {type(options[0]).__name__}; "
+            f"to pick one of its values write choice(*{options[0]!r}) "
+            f"(hyperlab's choice takes one option per argument)",
+            UserWarning,
+            stacklevel=2,
+        )
     return Choice(options)
 
 
