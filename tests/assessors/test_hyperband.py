@@ -103,12 +103,6 @@ def test_nni_name_and_arguments_from_assessor_args():
     assert hb.rungs == (1, 3, 9, 27) and hb.resource_attr == "epoch" and hb.mode is Mode.MAX
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="config/_nni.py's Hyperband entry relies on hyperband's defaults; since they changed "
-    "(eta=4, min_resource=max_resource/eta**2) it must pass NNI's eta=3 and "
-    "min_resource=R/eta**floor(log_eta R) explicitly",
-)
 def test_nnis_hyperband_advisor_config_translates_to_it():
     nni = {"name": "Hyperband", "classArgs": {"R": 27, "eta": 3, "exec_mode": "parallelism"}}
     out = translate_nni_config({"advisor": nni})
@@ -117,6 +111,27 @@ def test_nnis_hyperband_advisor_config_translates_to_it():
         out["assessor"], mode="min", metric=None, seed=0, args=out["assessor_args"]
     )
     assert isinstance(hb, Hyperband) and hb.rungs == (1, 3, 9, 27) and hb.reduction_factor == 3
+
+
+@pytest.mark.parametrize(
+    ("class_args", "rungs"),
+    [
+        ({}, (60 / 27, 60 / 9, 60 / 3, 60)),  # NNI's R=60, eta=3
+        ({"R": 81}, (1, 3, 9, 27, 81)),
+        ({"R": 100, "eta": 4}, (100 / 64, 100 / 16, 100 / 4, 100)),
+    ],
+)
+def test_nnis_hyperband_defaults_are_nnis_not_hyperlabs(class_args, rungs):
+    out = translate_nni_config({"advisor": {"name": "Hyperband", "classArgs": class_args}})
+    hb = create_assessor("hyperband", mode="min", metric=None, seed=0, args=out["assessor_args"])
+    assert hb.rungs == pytest.approx(rungs)
+
+
+def test_nnis_medianstop_judges_from_the_first_report_as_nni_does():
+    out = translate_nni_config({"assessor": {"name": "Medianstop", "classArgs": {}}})
+    assert out["assessor_args"] == {"start_step": 0}
+    out = translate_nni_config({"assessor": {"name": "Medianstop", "classArgs": {"start_step": 5}}})
+    assert out["assessor_args"] == {"start_step": 5}
 
 
 def test_the_defaults_are_three_rungs_eta_4_from_a_sixteenth_of_max_resource():

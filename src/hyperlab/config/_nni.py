@@ -170,6 +170,24 @@ _SCHEDULERS: dict[str, tuple[str, str, dict[str, str], frozenset[str]]] = {
 }
 
 
+def _nni_hyperband(args: dict[str, Any]) -> dict[str, Any]:
+    """NNI Hyperband's defaults: ``R=60``, ``eta=3``, and its smallest budget
+    ``R / eta ** floor(log_eta(R))`` (hyperlab's own defaults start later and use eta 4)."""
+    top, eta = args.get("max_resource", 60), args.get("reduction_factor", 3)
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (top, eta)):
+        return {"max_resource": 60, "reduction_factor": 3}  # Hyperband names the bad value
+    brackets = 0
+    while eta > 1 and eta ** (brackets + 1) <= top * (1 + 1e-9):
+        brackets += 1
+    return {"max_resource": 60, "reduction_factor": 3, "min_resource": top / eta**brackets}
+
+
+_NNI_DEFAULTS = {
+    "Medianstop": lambda args: {"start_step": 0},
+    "Hyperband": _nni_hyperband,
+}
+
+
 def _scheduler(key: str, value: Any) -> dict[str, Any]:
     """NNI's ``assessor`` (Medianstop, Curvefitting) or ``advisor`` (Hyperband, BOHB)."""
     name, args = _component(key, value)
@@ -187,6 +205,8 @@ def _scheduler(key: str, value: Any) -> dict[str, Any]:
             )
         out["mode"] = _MODES[mode]
     converted = {renames.get(arg, arg): val for arg, val in args.items() if arg not in ignored}
+    if name in _NNI_DEFAULTS:  # NNI's defaults, not hyperlab's (they differ)
+        converted = _NNI_DEFAULTS[name](converted) | converted
     out[field] = ours
     out[f"{field}_args"] = converted
     return out
