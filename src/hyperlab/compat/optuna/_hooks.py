@@ -13,6 +13,7 @@ callbacks), after the view has the trial.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import dataclasses
 import gc
@@ -49,6 +50,7 @@ class TrialView:
         self.maximize = maximize
         self.live = live
         self._frozen: dict[int, FrozenTrial] = {}
+        self._order: list[FrozenTrial] = []  # the values of _frozen, in number order
         self._running: dict[int, Record] = {}
         self._reports: dict[int, list[Report]] = {}
         self._best: FrozenTrial | None = None
@@ -80,18 +82,42 @@ class TrialView:
         return frozen
 
     def _keep(self, trial: FrozenTrial) -> None:
-        self._frozen[trial.number] = trial
+        number = trial.number
+        order = self._order
+        if number in self._frozen:  # ended again (it was waiting when optimize began)
+            order[bisect.bisect_left(order, number, key=_number)] = trial
+        elif not order or order[-1].number < number:  # the usual case: trials end in order
+            order.append(trial)
+        else:
+            bisect.insort(order, trial, key=_number)
+        self._frozen[number] = trial
+        best = self._best
+        if best is not None and best.number == number:  # the best one changed: look again
+            self._best = None
+            for kept in order:
+                self._rank(kept)
+        else:
+            self._rank(trial)
+
+    def _rank(self, trial: FrozenTrial) -> None:
+        """Make ``trial`` the best one if it is (a lower number wins among equals)."""
         if self.maximize is None or trial.state is not TrialState.COMPLETE:
             return
-        if trial.value is not None and trial.feasible:
-            best = self._best
-            if best is None or _better(trial.value, best.value, self.maximize):
-                self._best = trial
+        value = trial.value
+        if value is None or not trial.feasible:
+            return
+        best = self._best
+        if (
+            best is None
+            or _better(value, best.value, self.maximize)
+            or (value == best.value and trial.number < best.number)
+        ):
+            self._best = trial
 
     @property
     def best(self) -> FrozenTrial | None:
-        """The feasible COMPLETE trial with the best value (the earliest among equals), if
-        any (None with several objectives)."""
+        """The feasible COMPLETE trial with the best value (the lowest number among equals),
+        if any (None with several objectives)."""
         return self._best
 
     def trials(
@@ -101,11 +127,15 @@ class TrialView:
         with the parameters its live ``Trial`` suggested so far.
         Copies, unless ``deepcopy`` is False (as Optuna's ``get_trials``)."""
         with self._lock:
-            found = dict(self._frozen)
+            ended = list(self._order)
             running = [
                 (record, list(self._reports.get(record.number, ())))
                 for record in self._running.values()
             ]
+        if not running:  # between two in-process trials: the ended ones, in order already
+            listed = ended if states is None else [t for t in ended if t.state in states]
+            return copy.deepcopy(listed) if deepcopy else listed
+        found = {trial.number: trial for trial in ended}
         for record, reports in running:
             trial = self.live(record.number)
             specs = {} if trial is None else {n: to_spec(d) for n, d in trial.distributions.items()}
@@ -119,6 +149,10 @@ class TrialView:
             )
         listed = [found[n] for n in sorted(found) if states is None or found[n].state in states]
         return copy.deepcopy(listed) if deepcopy else listed
+
+
+def _number(trial: FrozenTrial) -> int:
+    return trial.number
 
 
 def _better(value: float, than: float | None, maximize: bool) -> bool:

@@ -366,11 +366,19 @@ class Study:
             RuntimeError: in a multi-objective study (read ``best_trials``), as Optuna.
             ValueError: no trial completed, or none of them is feasible.
         """
+        return copy.deepcopy(self._best())
+
+    def _best(self) -> FrozenTrial:
+        """``best_trial``, not copied: while ``optimize`` runs, the one its view keeps."""
         if self._multi_objective():
             raise RuntimeError(
                 "A single best trial cannot be retrieved from a multi-objective study. Consider "
                 "using Study.best_trials to retrieve a list containing the best trials."
             )
+        view = self._view
+        best = None if view is None else view.best
+        if best is not None:
+            return best
         complete = self.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if not complete:
             raise ValueError("No trials are completed yet.")
@@ -378,11 +386,12 @@ class Study:
         if not feasible:
             raise ValueError("No feasible trials are completed yet.")
         pick = max if self._directions[0] is StudyDirection.MAXIMIZE else min
-        return copy.deepcopy(pick(feasible, key=lambda t: t.value or 0.0))
+        return pick(feasible, key=lambda t: t.value or 0.0)
 
     @property
     def best_value(self) -> float:
-        value = self.best_trial.value
+        """The best trial's value (see ``best_trial``)."""
+        value = self._best().value
         assert value is not None
         return value
 

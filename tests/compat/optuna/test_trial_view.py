@@ -1,0 +1,97 @@
+"""What a study serves from memory while it runs (``_hooks.TrialView``) is what it stores:
+the trials in number order, and the best one (the lowest number among equal values), however
+the trials end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hyperlab.compat.optuna as optuna
+from hyperlab.compat.optuna._hooks import TrialView
+from hyperlab.compat.optuna.trial import FrozenTrial, TrialState
+from hyperlab.trial import Trial as Record
+from hyperlab.trial import TrialStatus
+
+
+def ended(number: int, value: float | None, status: TrialStatus = TrialStatus.SUCCEEDED) -> Record:
+    return Record("e", number, {}, status=status, value=value, started_at=1.0, finished_at=2.0)
+
+
+def frozen(number: int, value: float, status: TrialStatus = TrialStatus.SUCCEEDED) -> FrozenTrial:
+    return FrozenTrial.from_record(ended(number, value, status), {})
+
+
+def test_trials_end_out_of_order_and_are_listed_in_number_order() -> None:
+    view = TrialView([frozen(0, 3.0)], maximize=False, live=lambda number: None)
+    for number, value in ((2, 1.0), (1, 1.0), (4, 5.0), (3, 0.5)):
+        view.started(ended(number, None, TrialStatus.RUNNING))
+        view.ended(ended(number, value), {})
+    assert [t.number for t in view.trials()] == [0, 1, 2, 3, 4]
+    assert [t.number for t in view.trials(states=(TrialState.COMPLETE,), deepcopy=False)] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
+    assert view.best is not None and view.best.number == 3
+
+
+def test_among_equal_values_the_best_is_the_lowest_number_whatever_ended_first() -> None:
+    view = TrialView([], maximize=True, live=lambda number: None)
+    for number in (5, 2, 7):
+        view.ended(ended(number, 1.0), {})
+    assert view.best is not None and view.best.number == 2
+
+
+def test_a_trial_ending_again_replaces_its_place_and_the_best_is_found_again() -> None:
+    waiting = frozen(1, 9.0, TrialStatus.SUCCEEDED)
+    view = TrialView([frozen(0, 2.0), waiting], maximize=True, live=lambda number: None)
+    assert view.best is not None and view.best.number == 1
+    view.ended(ended(1, None, TrialStatus.FAILED), {})  # it ran again and failed
+    assert [(t.number, t.state) for t in view.trials()] == [
+        (0, TrialState.COMPLETE),
+        (1, TrialState.FAIL),
+    ]
+    assert view.best is not None and view.best.number == 0
+
+
+def ties_script(module: Any, n_jobs: int, **create: Any) -> list[tuple[int, int, float, int]]:
+    """Trials of few distinct values (ties), and a callback reading the best trial, its
+    value and the trials: what it saw, as (best number, the first trial of the lowest value
+    among the trials listed, best value, trials listed) per call."""
+    seen: list[tuple[int, int, float, int]] = []
+
+    def objective(trial: Any) -> float:
+        return float(trial.suggest_int("x", 0, 3))
+
+    def read(study: Any, trial: Any) -> None:
+        listed = study.get_trials(deepcopy=False)
+        complete = [t for t in listed if t.state == module.trial.TrialState.COMPLETE]
+        first = min(complete, key=lambda t: (t.value, t.number))
+        seen.append((study.best_trial.number, first.number, study.best_value, len(listed)))
+
+    study = module.create_study(sampler=module.samplers.RandomSampler(seed=1), **create)
+    study.optimize(objective, n_trials=30, n_jobs=n_jobs, callbacks=[read])
+    best = study.best_trial  # as stored, once optimize returned
+    assert (seen[-1][0], seen[-1][2]) == (best.number, best.value)
+    return seen
+
+
+@pytest.mark.parametrize("n_jobs", [1, 3])
+def test_callbacks_see_the_best_trial_the_store_has(tmp_path: Path, n_jobs: int) -> None:
+    seen = ties_script(optuna, n_jobs, storage=f"sqlite:///{tmp_path / 'study.db'}")
+    if n_jobs == 1:  # with several, the running trials are listed too
+        assert [count for *_, count in seen] == list(range(1, 31))
+    assert all(best == first for best, first, _, _ in seen)
+    assert len({value for _, _, value, _ in seen}) > 1
+
+
+def test_callbacks_read_the_best_trial_as_on_optuna() -> None:
+    real = pytest.importorskip("optuna")
+    real.logging.set_verbosity(real.logging.WARNING)
+    seen = ties_script(real, 1)
+    assert all(best == first for best, first, _, _ in seen)  # the rule the tests above check
