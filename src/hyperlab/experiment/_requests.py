@@ -36,6 +36,8 @@ from hyperlab.trial import Trial, TrialStatus
 __all__ = ["DefinedByRun", "fits", "known_part"]
 
 GOOD_ENDS = (TrialStatus.SUCCEEDED, TrialStatus.EARLY_STOPPED)
+PARSED_KEPT = 4096
+"""Parsed specs kept at most (``DefinedByRun._parse``): one per name and distribution."""
 
 
 class DefinedByRun:
@@ -53,6 +55,7 @@ class DefinedByRun:
         }
         self.shared: set[str] | None = None  # defined by every trial that ended well so far
         self.modelled = True  # False once the tuner refused a space with them (a grid)
+        self._parsed: dict[tuple[str, str], Parameter] = {}  # see _parse
 
     def answer(self, trial: Trial, request: Requested) -> tuple[Any, str | None, bool]:
         """``(value, error, new)`` for ``trial``'s request: its value (or None and why not),
@@ -87,7 +90,7 @@ class DefinedByRun:
         """``(asked, known, error)``: the distribution asked for, the one ``name`` already
         has (None for a new name), and why they cannot go together (or None)."""
         try:
-            asked = SearchSpace({name: spec})[name]
+            asked = self._parse(name, spec)
         except SearchSpaceError as exc:
             return None, None, f"suggest({name!r}): {exc}"
         known = self.declared.get(name)
@@ -104,6 +107,20 @@ class DefinedByRun:
                 ),
             )
         return asked, known, None
+
+    def _parse(self, name: str, spec: Any) -> Parameter:
+        """Parameter ``name`` of ``spec``, parsed once per name and spec: every trial asks
+        again for the same ones, and a parse costs more than the rest of an answer. Only a
+        spec of plain values (whose ``repr`` tells them apart) is kept."""
+        if not _plain(spec):
+            return SearchSpace({name: spec})[name]
+        key = (name, repr(spec))
+        found = self._parsed.get(key)
+        if found is None:
+            found = SearchSpace({name: spec})[name]
+            if len(self._parsed) < PARSED_KEPT:
+                self._parsed[key] = found
+        return found
 
     def used(self, params: dict[str, Any], asked: set[str] | None) -> dict[str, Any]:
         """``params`` of a trial that ended without the parameters defined by run that its
@@ -143,6 +160,22 @@ class DefinedByRun:
     def specs(self) -> dict[str, Any]:
         """The distributions trials defined, as NNI specs: the options' ``suggested``."""
         return {name: param.to_nni() for name, param in self.params.items()}
+
+
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is made of strings, numbers, None, lists, tuples and dicts only
+    (those very types, not subclasses, which may hold more than their ``repr`` says)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return True
+    if kind is list or kind is tuple:
+        return all(_plain(item) for item in value)
+    if kind is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    return False
 
 
 def fits(space: SearchSpace, params: dict[str, Any]) -> bool:
