@@ -10,49 +10,52 @@ its name works too when no other experiment has it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hyperlab._terminal import printable
 from hyperlab._version import __version__
 from hyperlab.cli._common import trial_number
-from hyperlab.cli._optuna import add_import_optuna, cmd_import_optuna
-from hyperlab.cli._reading import cmd_export, cmd_logs, cmd_ls, cmd_rm, cmd_show, cmd_trials
-from hyperlab.cli._replay import add_replay, cmd_replay
-from hyperlab.cli._running import cmd_resume, cmd_run, cmd_stop
-from hyperlab.cli._steering import (
-    cmd_add_trial,
-    cmd_import,
-    cmd_serve,
-    cmd_update_space,
-    cmd_view,
-)
+from hyperlab.cli._optuna import add_import_optuna
+from hyperlab.cli._replay import add_replay
 from hyperlab.errors import HyperlabError, StoreError, TrialError
 
 __all__ = ["main"]
 
 COMMANDS = {
-    "run": cmd_run,
-    "resume": cmd_resume,
-    "stop": cmd_stop,
-    "ls": cmd_ls,
-    "show": cmd_show,
-    "trials": cmd_trials,
-    "logs": cmd_logs,
-    "export": cmd_export,
-    "rm": cmd_rm,
-    "serve": cmd_serve,
-    "dashboard": cmd_serve,
-    "view": cmd_view,
-    "update-space": cmd_update_space,
-    "add-trial": cmd_add_trial,
-    "import": cmd_import,
-    "import-optuna": cmd_import_optuna,
-    "replay": cmd_replay,
+    "run": "_running",
+    "resume": "_running",
+    "stop": "_running",
+    "ls": "_reading",
+    "show": "_reading",
+    "trials": "_reading",
+    "logs": "_reading",
+    "export": "_reading",
+    "rm": "_reading",
+    "serve": "_steering",
+    "dashboard": "_steering",
+    "view": "_steering",
+    "update-space": "_steering",
+    "add-trial": "_steering",
+    "import": "_steering",
+    "import-optuna": "_optuna",
+    "replay": "_replay",
 }
+"""Each command's module in ``hyperlab.cli``, imported only when the command runs (so that
+``hyperlab --help`` and a parse error cost no import of what the commands use); its function
+is ``cmd_`` and the command's name with ``-`` as ``_`` (``dashboard``: ``cmd_serve``)."""
+
+
+def _command(name: str) -> Callable[[argparse.Namespace], int]:
+    """The function that runs command ``name``, its module imported now."""
+    module = importlib.import_module(f"hyperlab.cli.{COMMANDS[name]}")
+    function = "serve" if name == "dashboard" else name.replace("-", "_")
+    handler: Callable[[argparse.Namespace], int] = getattr(module, f"cmd_{function}")
+    return handler
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -213,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hyperlab.experiment import DETACHED_STORAGE_VAR
 
         args.storage = os.environ.pop(DETACHED_STORAGE_VAR, None)
-    handler = COMMANDS[args.command]
+    handler = _command(args.command)
     try:
         return handler(args)
     except KeyboardInterrupt:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hyperlab._terminal import printable
-from hyperlab.config import ExperimentOptions
 from hyperlab.errors import ConfigError
 from hyperlab.trial import Mode, Trial
+
+if TYPE_CHECKING:
+    from hyperlab.config import ExperimentOptions
 
 __all__ = [
     "FRONT_ROWS",

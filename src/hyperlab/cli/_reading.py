@@ -41,8 +41,7 @@ from hyperlab.errors import ConfigError
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
+    from hyperlab.cli._table import plain_table
     from hyperlab.config import MAX_TRIALS
     from hyperlab.trial import ExperimentStatus
 
@@ -71,7 +70,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
     if not summaries:
         return 0
     kind = ["kind"] if researches else []  # a column only when some experiment is a research
-    table = Table("id", "name", *kind, "status", "trials", "failed", "best", "started", "duration")
+    headers = ["id", "name", *kind, "status", "trials", "failed", "best", "started", "duration"]
+    lines: list[list[str]] = []
     for exp in summaries:
         if exp.max_trials is not None and exp.max_trials < MAX_TRIALS:
             trials = f"{exp.n_finished}/{exp.max_trials}"
@@ -80,18 +80,30 @@ def cmd_ls(args: argparse.Namespace) -> int:
             trials = f"{exp.n_finished}/?" if exp.id in researches else str(exp.n_finished)
         status = f"{exp.status} (driver lost)" if exp.driver_lost else str(exp.status)
         best = _best_column(store, exp)
-        table.add_row(
-            printable(exp.id),
-            printable(exp.name or ""),
-            *(["research" if exp.id in researches else "experiment"] if kind else []),
-            status,
-            trials,
-            str(exp.n_failed),
-            best,
-            when(exp.started_at or exp.created_at),
-            "-" if exp.started_at is None else duration(exp.elapsed),
+        lines.append(
+            [
+                printable(exp.id),
+                printable(exp.name or ""),
+                *(["research" if exp.id in researches else "experiment"] if kind else []),
+                status,
+                trials,
+                str(exp.n_failed),
+                best,
+                when(exp.started_at or exp.created_at),
+                "-" if exp.started_at is None else duration(exp.elapsed),
+            ]
         )
-    make_console().print(table)
+    console = make_console()
+    text = plain_table(console, headers, lines)  # rich's own text, without its cost per cell
+    if text is not None:
+        console.file.write(text)
+        return 0
+    from rich.table import Table
+
+    table = Table(*headers)
+    for line in lines:
+        table.add_row(*line)
+    console.print(table)
     return 0
 
 

@@ -301,7 +301,7 @@ def stored_instances(
 
 def warn_if_named_twice(store: Store, name: str) -> None:
     """Warn (``UserWarning``) when another experiment in ``store`` has this name."""
-    ids = [e.id for e in store.list_experiments() if e.name == name]
+    ids = store.ids_named(name)
     if ids:
         warnings.warn(
             f"an experiment named {name!r} already exists in {store.url} ({', '.join(ids)}); "

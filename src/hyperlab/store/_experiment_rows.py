@@ -110,6 +110,17 @@ class ExperimentRows(StoreBase):
             summary_from_row(row, options_from_row(row.id, row.config, self._where)) for row in rows
         ]
 
+    def ids_named(self, name: str) -> list[str]:
+        """The ids of the experiments named ``name``, newest first (as ``list_experiments``
+        orders them), in one query that reads no other experiment."""
+        query = (
+            select(experiments.c.id)
+            .where(experiments.c.name == name)
+            .order_by(experiments.c.created_at.desc(), experiments.c.id.desc())
+        )
+        with self._read() as conn:
+            return [row.id for row in conn.execute(query)]
+
     def new_experiment_id(self) -> str:
         """A fresh id (8 lowercase letters and digits) that no experiment here has yet."""
         while True:
