@@ -11,6 +11,7 @@ order, and the driver's trials are judged against them as they arrive.
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import Any, Literal
 
@@ -119,6 +120,7 @@ class ASHA(Assessor):
         self.variant = variant
         self.n_rungs = _rung_count(self.min_resource, self.max_resource, self.reduction_factor)
         self._rungs: list[list[tuple[Losses, int]]] = []  # rung -> (losses, number), as recorded
+        self._ranked: list[list[Losses]] = []  # rung -> its losses, sorted (kept as recorded)
         self._values: dict[int, list[Losses]] = {}  # number -> its losses at rungs 0, 1, ...
         self._promotable: list[set[int]] = []  # rung -> trials promotable from it (sticky)
         self.verdicts = Verdicts()
@@ -154,7 +156,7 @@ class ASHA(Assessor):
         while len(values) < self.n_rungs and self._reached(resource, len(values)):
             k = len(values)
             self._record(k, number, loss)
-            if number not in self._best(k, max(1, len(self._rungs[k]) // self.reduction_factor)):
+            if not self._goes_on(k, number, loss):
                 return self.verdicts.stop(number, report.attempt)
         return Decision.CONTINUE
 
@@ -215,8 +217,17 @@ class ASHA(Assessor):
     def _best(self, k: int, count: int) -> set[int]:
         """The best ``count`` trials recorded at rung ``k`` (``count >= 1``), with those tied
         with the last of them: by loss here; ``MOASHA`` ranks loss vectors."""
-        cutoff = sorted(value for value, _ in self._rungs[k])[count - 1]
+        cutoff = self._ranked[k][count - 1]
         return {n for value, n in self._rungs[k] if value <= cutoff}
+
+    def _goes_on(self, k: int, number: int, loss: Losses) -> bool:
+        """Whether trial ``number``, just recorded at rung ``k`` with ``loss``, is among its
+        best ``max(1, n // reduction_factor)`` (``_best``): a look at the sorted rung, not a
+        pass over it, as a rung holds every trial that reached it."""
+        count = max(1, len(self._rungs[k]) // self.reduction_factor)
+        if type(self)._best is not ASHA._best:  # ranked otherwise (MOASHA)
+            return number in self._best(k, count)
+        return loss <= self._ranked[k][count - 1]
 
     def _close_next_rung(self) -> bool:
         """Close the lowest open rung if no running or resumed trial can still reach it: its
@@ -238,8 +249,10 @@ class ASHA(Assessor):
     def _record(self, k: int, number: int, loss: Losses) -> None:
         while len(self._rungs) <= k:
             self._rungs.append([])
+            self._ranked.append([])
             self._promotable.append(set())
         self._rungs[k].append((loss, number))
+        bisect.insort(self._ranked[k], loss)
         self._values[number].append(loss)
 
     def __repr__(self) -> str:
