@@ -95,3 +95,46 @@ def test_callbacks_read_the_best_trial_as_on_optuna() -> None:
     real.logging.set_verbosity(real.logging.WARNING)
     seen = ties_script(real, 1)
     assert all(best == first for best, first, _, _ in seen)  # the rule the tests above check
+
+
+def asked_and_told(study: Any) -> list[Any]:
+    """Trials of every kind of distribution, attributes, reports and ends, asked and told:
+    what each ``tell`` returned."""
+    told = []
+    for number in range(12):
+        trial = study.ask()
+        trial.suggest_float("f", 0.0, 1.0, step=0.25)
+        trial.suggest_float("lf", 1e-3, 1.0, log=True)
+        trial.suggest_int("i", 1, 9, step=4)
+        trial.suggest_int("li", 2, 300, log=True)
+        trial.suggest_categorical("c", ["a", None, 2, 1.5, True])
+        trial.set_user_attr("n", number)
+        trial.report(0.5, step=0)
+        if number % 4 == 1:
+            told.append(study.tell(trial, state=TrialState.PRUNED))
+        elif number % 4 == 2:
+            told.append(study.tell(trial, state=TrialState.FAIL))
+        else:
+            told.append(study.tell(trial, float(number % 3)))
+        assert study.trials[number] == told[-1]  # the study lists what tell returned
+        assert (
+            study.best_trial.number
+            == min(
+                (t for t in study.trials if t.state is TrialState.COMPLETE),
+                key=lambda t: (t.value, t.number),
+            ).number
+        )
+    return told
+
+
+def test_tell_returns_the_trial_as_stored(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    study = optuna.create_study(
+        storage=url, study_name="s", sampler=optuna.samplers.RandomSampler(seed=3)
+    )
+    told = asked_and_told(study)
+    study.stop()  # the session ends: reads go to the store
+    stored = optuna.load_study(study_name="s", storage=url).trials
+    assert told == stored
+    assert study.trials == stored
+    assert {t.state for t in stored} == {TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL}

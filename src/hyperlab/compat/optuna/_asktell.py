@@ -6,25 +6,32 @@ trial in it, and the trial's function hands its context to the user and waits; `
 and ``report`` on it go to the driver as in any trial; ``tell()`` gives the function its
 outcome, it ends, and the slot closes. The driver stays the only one that talks to the tuner,
 the pruner and the store.
+
+While the session runs, the study's trials are served from memory (a ``TrialView``, as during
+``optimize``), kept in step by the driver's hooks: ``tell`` returns the trial as the view has
+it once the driver recorded it, without reading the store back.
 """
 
 from __future__ import annotations
 
+import copy
 import queue
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hyperlab.compat.optuna._handle import StudyHandle
+from hyperlab.compat.optuna._hooks import TrialView, ended_specs
 from hyperlab.compat.optuna._objective import ValuesRejected, result, values_of
-from hyperlab.compat.optuna.trial import Trial, TrialState
+from hyperlab.compat.optuna.trial import FrozenTrial, Trial, TrialState
 from hyperlab.errors import HyperlabError, TrialStopped
 from hyperlab.experiment import Callback
 from hyperlab.reporting.context import TrialContext, current
 
 if TYPE_CHECKING:
     from hyperlab.experiment import Experiment
+    from hyperlab.trial import Report
     from hyperlab.trial import Trial as Record
 
 __all__ = ["AskTell", "check_told"]
@@ -36,15 +43,25 @@ TOLD_WAIT = 60.0
 
 
 class AskTell(Callback):
-    """One ask-and-tell session of a study (see the module's docstring)."""
+    """One ask-and-tell session of a study (see the module's docstring).
 
-    def __init__(self, study: StudyHandle) -> None:
+    Args:
+        study: The study.
+        trials: Its trials as stored when the session starts.
+        maximize: Whether it maximizes (None with several objectives), for its best trial.
+    """
+
+    def __init__(
+        self, study: StudyHandle, trials: Iterable[FrozenTrial], maximize: bool | None
+    ) -> None:
         self.study = study
         self.experiment: Experiment | None = None
+        self.view = TrialView(trials, maximize, self._live)
         self._started: queue.Queue[TrialContext] = queue.Queue()
         self._outcomes: dict[int, queue.Queue[tuple[TrialState, Any]]] = {}
-        self._asked: dict[int, Trial] = {}  # the live trials, by number, until told
+        self._asked: dict[int, Trial] = {}  # the live trials, by number, until they ended
         self._recorded: dict[int, threading.Event] = {}
+        self._ended: dict[int, FrozenTrial] = {}  # told trials the driver recorded, until read
         self._lock = threading.Lock()
 
     # ---- the user's side -------------------------------------------------------------------
@@ -65,9 +82,9 @@ class AskTell(Callback):
             self._asked[trial.number] = trial
         return trial
 
-    def tell(self, trial: Trial | int, state: TrialState, values: Any) -> None:
-        """End ``trial`` with ``state`` (and ``values`` when COMPLETE); returns once the
-        driver recorded it."""
+    def tell(self, trial: Trial | int, state: TrialState, values: Any) -> FrozenTrial:
+        """End ``trial`` with ``state`` (and ``values`` when COMPLETE); returns it (a copy)
+        once the driver recorded it."""
         number = trial if isinstance(trial, int) else trial.number
         with self._lock:
             outcome = self._outcomes.pop(number, None)
@@ -79,6 +96,13 @@ class AskTell(Callback):
         outcome.put((state, values))
         if not recorded.wait(TOLD_WAIT):
             raise HyperlabError(f"trial {number}: the driver did not record its end in time")
+        with self._lock:
+            frozen = self._ended.pop(number)
+        return copy.deepcopy(frozen)
+
+    def _live(self, number: int) -> Trial | None:
+        with self._lock:
+            return self._asked.get(number)
 
     def _check_running(self) -> None:
         """Raise why the study's experiment ended, if it did (no trial would ever come)."""
@@ -119,7 +143,7 @@ class AskTell(Callback):
             except queue.Empty:
                 continue
         with self._lock:
-            trial = self._asked.pop(context.number, None)
+            trial = self._asked.get(context.number)
         if state is TrialState.PRUNED:
             if context.ask is not None:
                 context.request("early_stop")
@@ -130,13 +154,26 @@ class AskTell(Callback):
 
     # ---- the driver's side -----------------------------------------------------------------
 
+    def on_trial_start(self, trial: Record) -> None:
+        self.view.started(trial)
+
+    def on_report(self, trial: Record, report: Report) -> None:
+        self.view.reported(trial, report)
+
     def on_trial_end(self, trial: Record) -> None:
         assert self.experiment is not None
-        self.experiment.store.flush()  # readers (study.trials) see it on return
         with self._lock:
+            live = self._asked.pop(trial.number, None)
             event = self._recorded.pop(trial.number, None)
-        if event is not None:
-            event.set()
+        try:
+            frozen = self.view.ended(trial, ended_specs(trial, live, self.study.grid_names))
+            if event is not None:
+                with self._lock:
+                    self._ended[trial.number] = frozen
+            self.experiment.store.flush()  # other readers (load_study) see it on return
+        finally:
+            if event is not None:
+                event.set()
 
 
 def check_told(

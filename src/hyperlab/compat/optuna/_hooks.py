@@ -25,12 +25,12 @@ from typing import Any
 from hyperlab.compat.optuna._objective import Objective, ValuesRejected
 from hyperlab.compat.optuna.distributions import to_spec
 from hyperlab.compat.optuna.logging import trial_logger
-from hyperlab.compat.optuna.trial import FrozenTrial, TrialState
+from hyperlab.compat.optuna.trial import FrozenTrial, Trial, TrialState
 from hyperlab.experiment import Callback
 from hyperlab.trial import Report
 from hyperlab.trial import Trial as Record
 
-__all__ = ["OptimizeHooks", "TrialView"]
+__all__ = ["OptimizeHooks", "TrialView", "ended_specs"]
 
 
 class TrialView:
@@ -197,19 +197,27 @@ class OptimizeHooks(Callback):
             gc.collect()
         live = self.objective.trials.pop(trial.number, None)
         failure = self.objective.failures.pop(trial.number, None)
-        specs = {} if live is None else {n: to_spec(d) for n, d in live.distributions.items()}
-        specs.update(
-            {
-                n: {"_type": "choice", "_value": [v]}
-                for n, v in trial.params.items()
-                if n not in specs and n in self.study.grid_names
-            }
-        )
-        frozen = self.view.ended(trial, specs)
+        frozen = self.view.ended(trial, ended_specs(trial, live, self.study.grid_names))
         params = frozen.params if live is None else live.params
         log_trial(frozen, params, self.view.best, failure, trial.error)
         for callback in self.callbacks:
             callback(self.study, frozen)
+
+
+def ended_specs(
+    record: Record, live: Trial | None, grid_names: frozenset[str]
+) -> dict[str, dict[str, Any]]:
+    """The distributions of ended trial ``record``'s parameters, as its ``FrozenTrial`` in a
+    view has them: those its live ``Trial`` suggested, and a grid's (one value each)."""
+    specs = {} if live is None else {n: to_spec(d) for n, d in live.distributions.items()}
+    specs.update(
+        {
+            n: {"_type": "choice", "_value": [v]}
+            for n, v in record.params.items()
+            if n not in specs and n in grid_names
+        }
+    )
+    return specs
 
 
 def log_trial(

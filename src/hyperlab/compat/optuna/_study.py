@@ -78,7 +78,7 @@ class Study:
         self.grid_names = frozenset(sampler.space())
         self._session: AskTell | None = None
         self._reader: Store | None = None  # opened by the first read, for every later one
-        self._view: TrialView | None = None  # the trials, while optimize runs
+        self._view: TrialView | None = None  # the trials, while optimize or a session runs
         self._lock = threading.Lock()
         self._session_lock = threading.Lock()
 
@@ -169,10 +169,7 @@ class Study:
             raise ValueError(f"n_jobs: expected a positive int or -1, got {n_jobs!r}")
         self._end_session()
         objective = Objective(self, func, caught)
-        maximize = (
-            None if self._multi_objective() else self._directions[0] is StudyDirection.MAXIMIZE
-        )
-        view = TrialView(self.get_trials(deepcopy=False), maximize, objective.trials.get)
+        view = TrialView(self.get_trials(deepcopy=False), self._maximize(), objective.trials.get)
         hooks = [OptimizeHooks(self, objective, view, list(callbacks or ()), gc_after_trial)]
         executor = "inprocess" if jobs == 1 else "threads"
         experiment = self._start(objective, n_trials, jobs, executor, hooks, show_progress_bar)
@@ -193,6 +190,12 @@ class Study:
             self._experiment = self._view = None
         if objective.fatal is not None:
             raise objective.fatal
+
+    def _maximize(self) -> bool | None:
+        """Whether the study maximizes; None with several objectives (no best trial)."""
+        if self._multi_objective():
+            return None
+        return self._directions[0] is StudyDirection.MAXIMIZE
 
     def next_enqueued(self) -> dict[str, Any] | None:
         """The parameters of the next enqueued trial (taken), or None."""
@@ -339,7 +342,10 @@ class Study:
         return [t for t in frozen if states is None or t.state in states]
 
     def _trial(self, number: int) -> FrozenTrial:
-        """Trial ``number`` as stored."""
+        """Trial ``number`` as stored (or as the running session's view has it)."""
+        view = self._view
+        if view is not None:
+            return copy.deepcopy(next(t for t in view.trials(deepcopy=False) if t.number == number))
         assert self._id is not None
         store = self._store()
         return FrozenTrial.from_record(store.get_trial(self._id, number), self._specs(store))
@@ -443,12 +449,13 @@ class Study:
             )
         with self._session_lock:  # threads may ask at once: one session
             if self._session is None:
-                session = AskTell(self)
+                session = AskTell(self, self.get_trials(deepcopy=False), self._maximize())
                 experiment = self._start(session, None, 1, "threads", [session], False)
                 session.experiment = experiment
                 experiment.executor.concurrency = 0  # a slot per asked trial
                 self._experiment = experiment
                 self._session = session
+                self._view = session.view  # the trials, from memory while the session runs
                 experiment.start()
             session = self._session
         return session.ask()
@@ -473,12 +480,11 @@ class Study:
         state, told = check_told(values, state, len(self._directions))
         number = trial if isinstance(trial, int) else trial.number
         try:
-            self._session.tell(trial, state, told)
+            return self._session.tell(trial, state, told)
         except ValueError:
             if skip_if_finished and number in (t.number for t in self.trials):
                 return self._trial(number)
             raise
-        return self._trial(number)
 
     def _end_session(self) -> None:
         """Stop the ask-and-tell session, if any (trials asked and never told are cancelled
@@ -489,6 +495,8 @@ class Study:
             with contextlib.suppress(TrialError):
                 session.experiment.wait()
             self._experiment = None
+        if session is not None:
+            self._view = None
 
     def add_trial(self, trial: FrozenTrial) -> None:
         raise NotImplementedError(
