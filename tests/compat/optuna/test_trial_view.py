@@ -138,3 +138,33 @@ def test_tell_returns_the_trial_as_stored(tmp_path: Path) -> None:
     assert told == stored
     assert study.trials == stored
     assert {t.state for t in stored} == {TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL}
+
+
+def test_a_copied_trial_is_equal_and_shares_nothing_that_can_change() -> None:
+    import copy
+    import datetime
+
+    from hyperlab.compat.optuna.distributions import CategoricalDistribution, FloatDistribution
+
+    listed = [1, 2]
+    trial = FrozenTrial(
+        number=1,
+        state=TrialState.COMPLETE,
+        values=[1.0],
+        datetime_start=datetime.datetime(2026, 1, 1),
+        datetime_complete=datetime.datetime(2026, 1, 2),
+        params={"a": 0.5, "d": "relu"},
+        distributions={"a": FloatDistribution(0, 1), "d": CategoricalDistribution(["relu", "x"])},
+        user_attrs={"l": listed},
+        system_attrs={"constraints": [0.5]},
+        intermediate_values={0: 1.0},
+        trial_id=1,
+        metrics={"value": 1.0, "user_attrs": {"l": listed}},
+    )
+    copied = copy.deepcopy(trial)
+    assert copied == trial
+    for name in ("values", "params", "distributions", "user_attrs", "system_attrs", "metrics"):
+        assert getattr(copied, name) is not getattr(trial, name), name
+    assert copied.user_attrs["l"] is not listed
+    assert copied.metrics["user_attrs"]["l"] is copied.user_attrs["l"]  # shared as it was
+    assert copied.system_attrs["constraints"] is not trial.system_attrs["constraints"]
