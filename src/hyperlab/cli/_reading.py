@@ -27,10 +27,9 @@ from hyperlab.cli._common import (
     trial_cap,
     trial_table,
     when,
-    write_export,
 )
+from hyperlab.cli._export import stream_export
 from hyperlab.cli._front import (
-    constraint_line,
     front_table,
     objective_columns,
     objective_line,
@@ -132,25 +131,22 @@ def _none_listed(store: Any, args: argparse.Namespace) -> str:
 def cmd_show(args: argparse.Namespace) -> int:
     from hyperlab.environment import describe_environment
     from hyperlab.experiment import error_kind, last_line
-    from hyperlab.trial import TrialStatus
 
     store = open_store(args)
     record = store.get_experiment(store.resolve(args.id))
     if record.options.research is not None:
         return show_research(store, record, env=args.env)
-    trials = store.get_trials(record.id, reports=False)
     options = record.options
-    console = make_console()
+    counts = store.status_counts(record.id)  # the summary reads no trial whole: a million of
+    console = make_console()  # them would take seconds and gigabytes
     console.print(heading("experiment", record))
-    counts: dict[str, int] = {}
-    for t in trials:
-        counts[str(t.status)] = counts.get(str(t.status), 0) + 1
     lines = {
         "status": record.shown_status,
-        "trials": ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none yet",
+        "trials": ", ".join(f"{n} {s}" for s, n in sorted((str(s), n) for s, n in counts.items()))
+        or "none yet",
         "imported": f"{len(store.get_imported(record.id))} results (fed to the tuner)",
         "objective": objective_line(options),
-        "feasible": constraint_line(options, trials) or "",
+        "feasible": _constraint_line(store, record) or "",
         "tuner": f"{options.tuner} {json.dumps(options.tuner_args)}",
         "assessor": (
             "none"
@@ -182,24 +178,24 @@ def cmd_show(args: argparse.Namespace) -> int:
             lines["dashboard"] = dashboard_link(record, store.experiment_folder(record))
     elif record.driver_lost:
         lines["driver"] = f"gone; continue it with {hyperlab_command(store)} resume {record.id}"
-    failed = [t for t in trials if t.status is TrialStatus.FAILED]
+    failed = store.failed_errors(record.id)  # (number, error), by number
     if failed:
-        kinds: dict[str, list[Any]] = {}
-        for t in failed:
-            kinds.setdefault(error_kind(t.error), []).append(t)
+        kinds: dict[str, list[tuple[int, str | None]]] = {}
+        for number, error in failed:
+            kinds.setdefault(error_kind(error), []).append((number, error))
         kind, same = max(kinds.items(), key=lambda item: len(item[1]))
         lines["failures"] = (
-            f"{len(failed)} failed, most often {kind} ({len(same)}x; trial {same[0].number}: "
-            f"{last_line(same[0].error)})"
+            f"{len(failed)} failed, most often {kind} ({len(same)}x; trial {same[0][0]}: "
+            f"{last_line(same[0][1])})"
         )
     if record.error:
         first = record.error.strip().splitlines()[0]
         lines["error"] = last_line(record.error) if first.startswith("Traceback") else first
     if lines["imported"].startswith("0 "):
         del lines["imported"]
-    phases = [phase for t in trials for phase in t.phases]
+    phases = store.get_phases(record.id)  # by trial number, then index
     if phases:
-        multi = sum(1 for t in trials if t.phases)
+        multi = len({p.number for p in phases})
         lines["phases"] = f"{len(phases)} later phases of {multi} multi-phase trials"
     for key, value in lines.items():
         console.print(f"  {key:<10} {printable(value)}")
@@ -213,15 +209,14 @@ def cmd_show(args: argparse.Namespace) -> int:
         for line in environment:
             console.print(f"    {line}")
     if options.multi_objective:
-        from hyperlab.pareto import pareto_front
-
-        front = pareto_front(trials, options.modes)
+        numbers = store.get_pareto_front(record.id, options.modes, details=False).front
+        front = store.trials_by_number(record.id, numbers)
         if front:
             console.print(front_table(front, options))
         else:
             console.print("  no trial on the Pareto front yet (none succeeded feasible)")
     else:
-        top = [t for t in options.first_mode.ranked(trials) if t.value is not None][:10]
+        top = [t for t in _best_trials(store, record, 10) if t.value is not None]
         if top:
             console.print(trial_table(top, title="top 10 trials"))
     best = sorted(
@@ -235,26 +230,80 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _constraint_line(store: Any, record: Any) -> str | None:
+    """``constraint_line`` of the experiment's trials, counted by the store."""
+    checked, infeasible = store.constraint_counts(record.id)
+    options = record.options
+    if options.constraints is None and not checked:
+        return None
+    rules = "; ".join(options.constraints or ("a function of the trial",))
+    return f"{rules}: {infeasible} infeasible of {checked} trials"
+
+
+def _best_trials(store: Any, record: Any, limit: int) -> list[Any]:
+    """The experiment's first ``limit`` trials by ``Mode.ranked`` (best value first, the
+    earliest among equals, then those without a value by number), sorted by the database."""
+    from hyperlab.store._trial_queries import Key, TrialFilter, TrialOrder
+    from hyperlab.trial import Mode
+
+    order = TrialOrder(Key("value"), descending=record.options.first_mode is Mode.MAX)
+    page = store.page_trials(record.id, TrialFilter(), order, limit=limit)
+    return store.trials_by_number(record.id, page.numbers)
+
+
 def cmd_trials(args: argparse.Namespace) -> int:
     from hyperlab.trial import TrialStatus
 
     store = open_store(args)
     record = store.get_experiment(store.resolve(args.id))
-    trials = store.get_trials(record.id, reports=False)
-    if args.status:
-        wanted = status_option(args.status, TrialStatus)
-        trials = [t for t in trials if t.status.value == wanted]
-    trials = sort_trials(trials, record.options, args.sort, descending=args.desc)
-    if args.limit is not None:
-        if args.limit < 1:
-            raise ConfigError(f"--limit: expected a positive number, got {args.limit}")
-        trials = trials[: args.limit]
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit: expected a positive number, got {args.limit}")
+    wanted = None if not args.status else TrialStatus(status_option(args.status, TrialStatus))
+    order = _database_order(record.options, args.sort, descending=args.desc)
+    if order is not None and args.limit is not None:  # one page, sorted by the database
+        trials = _page(store, record.id, wanted, order, args.limit)
+    else:
+        trials = store.get_trials(record.id, reports=False)
+        if wanted is not None:
+            trials = [t for t in trials if t.status is wanted]
+        trials = sort_trials(trials, record.options, args.sort, descending=args.desc)
+        if args.limit is not None:
+            trials = trials[: args.limit]
     console = make_console()
     console.print(trial_table(trials, objectives=objective_columns(record.options)))
     phases = [phase for t in trials for phase in t.phases]
     if phases:
         console.print(_phase_table(phases, title="later phases of multi-phase trials"))
     return 0
+
+
+def _database_order(options: Any, sort: str, *, descending: bool) -> Any:
+    """The ``TrialOrder`` the database sorts by as ``sort_trials`` would, or None where only
+    ``sort_trials`` can (a trial's duration, a metric, several objectives)."""
+    from hyperlab.store._trial_queries import Key, TrialOrder
+    from hyperlab.trial import Mode
+
+    reverse = descending != sort.startswith("-")
+    name = sort.removeprefix("-")
+    if name == "number":
+        return TrialOrder(Key("number"), descending=reverse)
+    if name == "metric" and not options.multi_objective:  # by value (None last), then number
+        return TrialOrder(Key("value"), descending=reverse != (options.first_mode is Mode.MAX))
+    return None
+
+
+def _page(store: Any, experiment_id: str, status: Any, order: Any, limit: int) -> list[Any]:
+    """The first ``limit`` trials (in ``status`` if given) in ``order``, with their phases."""
+    from hyperlab.store._trial_queries import TrialFilter
+
+    where = TrialFilter(statuses=None if status is None else frozenset({status}))
+    numbers = store.page_trials(experiment_id, where, order, limit=limit).numbers
+    trials = store.trials_by_number(experiment_id, numbers)
+    phases: dict[int, list[Any]] = {}
+    if trials:
+        for phase in store.get_phases(experiment_id):
+            phases.setdefault(phase.number, []).append(phase)
+    return [dataclasses.replace(t, phases=tuple(phases.get(t.number, ()))) for t in trials]
 
 
 def _phase_table(phases: list[Any], title: str) -> Any:
@@ -367,11 +416,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     experiment_id = store.resolve(args.id)
     if store.get_experiment(experiment_id).options.research is not None:
         return export_research(store, experiment_id, args)  # its saved values, not trials
-    rows = [trial.as_row() for trial in store.get_trials(experiment_id, reports=False)]
-    columns: list[str] = []
-    for row in rows:
-        columns.extend(c for c in row if c not in columns)
-    return write_export(args, store.get_experiment(experiment_id), rows, columns, "trials")
+    batches = (
+        [trial.as_row() for trial in batch]
+        for batch in store.iter_trials(experiment_id, reports=False, batch=2000)
+    )
+    return stream_export(args, store.get_experiment(experiment_id), batches, "trials")
 
 
 def cmd_rm(args: argparse.Namespace) -> int:

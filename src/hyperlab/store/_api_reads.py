@@ -28,12 +28,15 @@ from hyperlab.store._trial_queries import (
     TrialFilter,
     TrialOrder,
     TrialPage,
+    constraint_rows,
     count_trials,
+    failed_errors,
     key_rows,
     page_numbers,
+    status_counts,
     trials_by_number,
 )
-from hyperlab.trial import Trial
+from hyperlab.trial import Trial, TrialStatus
 
 __all__ = ["ApiReads"]
 
@@ -58,9 +61,15 @@ class ApiReads(StoreBase):
         *,
         limit: int | None,
         offset: int = 0,
+        counted: tuple[int, int] | None = None,
     ) -> TrialPage:
         """One page of the numbers of the trials passing ``where`` in ``order``, the number
         passing it, and the change cursor, read in one transaction.
+
+        Args:
+            counted: ``(cursor, total)`` of an earlier page with this filter: while the change
+                cursor is still ``cursor``, ``total`` is taken as the number passing it (the
+                count reads every trial of the experiment; the page reads ``offset + limit``).
 
         Raises:
             ConfigError: when a parameter or metric name cannot be read (SQLite cannot address
@@ -68,7 +77,10 @@ class ApiReads(StoreBase):
         """
         with self._read() as conn:
             cursor = change_cursor(conn, experiment_id)
-            total = count_trials(conn, experiment_id, where)
+            if counted is not None and counted[0] == cursor:
+                total = counted[1]
+            else:
+                total = count_trials(conn, experiment_id, where)
             numbers = page_numbers(conn, experiment_id, where, order, limit=limit, offset=offset)
         return TrialPage(cursor, total, numbers)
 
@@ -76,6 +88,26 @@ class ApiReads(StoreBase):
         """How many of the experiment's trials pass ``where``."""
         with self._read() as conn:
             return count_trials(conn, experiment_id, where)
+
+    def status_counts(self, experiment_id: str) -> dict[TrialStatus, int]:
+        """How many of the experiment's trials are in each status (none: left out)."""
+        with self._read() as conn:
+            return status_counts(conn, experiment_id)
+
+    def failed_errors(self, experiment_id: str) -> list[tuple[int, str | None]]:
+        """(number, error) of the experiment's FAILED trials, by number."""
+        with self._read() as conn:
+            return failed_errors(conn, experiment_id)
+
+    def constraint_counts(self, experiment_id: str) -> tuple[int, int]:
+        """How many of the experiment's trials have constraint values, and how many of those
+        violate one (``Trial.feasible`` false), read without loading the trials."""
+        checked = infeasible = 0
+        with self._read() as conn:
+            for values in constraint_rows(conn, experiment_id):
+                checked += 1
+                infeasible += not all(c <= 0.0 for c in values)
+        return checked, infeasible
 
     def trials_by_number(
         self, experiment_id: str, numbers: Sequence[int], *, reports: bool = False

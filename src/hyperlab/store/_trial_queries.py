@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -40,7 +40,7 @@ from hyperlab.errors import ConfigError
 from hyperlab.store._rows import TRIAL_COLUMNS, trial_from_row
 from hyperlab.store._schema import trial_events, trials
 from hyperlab.store.codec import _escape as escape
-from hyperlab.store.codec import dumps
+from hyperlab.store.codec import dumps, loads
 from hyperlab.trial import CUSTOM_TRIAL, Trial, TrialStatus
 
 __all__ = [
@@ -54,11 +54,14 @@ __all__ = [
     "TrialOrder",
     "TrialPage",
     "addressable",
+    "constraint_rows",
     "count_trials",
+    "failed_errors",
     "fetch_tuples",
     "key_expression",
     "key_rows",
     "page_numbers",
+    "status_counts",
     "trials_by_number",
     "where_clauses",
 ]
@@ -351,6 +354,37 @@ def count_trials(conn: Connection, experiment_id: str, where: TrialFilter) -> in
     """How many of the experiment's trials pass ``where``."""
     clauses = where_clauses(conn.dialect.name, experiment_id, where)
     return int(conn.execute(select(func.count()).select_from(trials).where(*clauses)).scalar_one())
+
+
+def status_counts(conn: Connection, experiment_id: str) -> dict[TrialStatus, int]:
+    """How many of the experiment's trials are in each status (those with none left out)."""
+    t = trials.c
+    query = (
+        select(t.status, func.count()).where(t.experiment_id == experiment_id).group_by(t.status)
+    )
+    return {TrialStatus(status): int(count) for status, count in conn.execute(query)}
+
+
+def failed_errors(conn: Connection, experiment_id: str) -> list[tuple[int, str | None]]:
+    """(number, error) of the experiment's FAILED trials, by number."""
+    t = trials.c
+    query = (
+        select(t.number, t.error)
+        .where(t.experiment_id == experiment_id, t.status == TrialStatus.FAILED.value)
+        .order_by(t.number)
+    )
+    return [(number, error) for number, error in conn.execute(query)]
+
+
+def constraint_rows(conn: Connection, experiment_id: str) -> Iterator[list[float]]:
+    """The constraint values of each of the experiment's trials that has some, decoded one
+    row at a time."""
+    t = trials.c
+    query = select(cast(t.constraint_values, Text)).where(
+        t.experiment_id == experiment_id, t.constraint_values.is_not(None)
+    )
+    for (stored,) in conn.execution_options(yield_per=1000).execute(query):
+        yield loads(stored)
 
 
 def page_numbers(
