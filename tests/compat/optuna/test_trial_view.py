@@ -57,6 +57,12 @@ def test_a_trial_ending_again_replaces_its_place_and_the_best_is_found_again() -
         (1, TrialState.FAIL),
     ]
     assert view.best is not None and view.best.number == 0
+    view.ended(ended(3, 1.0), {})
+    view.ended(ended(2, None, TrialStatus.EARLY_STOPPED), {})
+    for states in ((TrialState.COMPLETE,), (TrialState.FAIL,), (TrialState.FAIL, 1), {2, 3}, ()):
+        every = [t for t in view.trials() if t.state in states]
+        assert [t.number for t in view.trials(states, deepcopy=False)] == [t.number for t in every]
+    assert [t.number for t in view.trials(states={2, 3})] == [1, 2]
 
 
 def ties_script(module: Any, n_jobs: int, **create: Any) -> list[tuple[int, int, float, int]]:

@@ -17,6 +17,7 @@ import bisect
 import copy
 import dataclasses
 import gc
+import heapq
 import logging
 import threading
 from collections.abc import Callable, Container, Iterable
@@ -51,6 +52,7 @@ class TrialView:
         self.live = live
         self._frozen: dict[int, FrozenTrial] = {}
         self._order: list[FrozenTrial] = []  # the values of _frozen, in number order
+        self._by_state: dict[TrialState, list[FrozenTrial]] = {s: [] for s in TrialState}
         self._running: dict[int, Record] = {}
         self._reports: dict[int, list[Report]] = {}
         self._best: FrozenTrial | None = None
@@ -75,21 +77,21 @@ class TrialView:
         with self._lock:
             self._running.pop(record.number, None)
             reports = self._reports.pop(record.number, [])
-            frozen = FrozenTrial.from_record(
-                dataclasses.replace(record, reports=tuple(reports)), specs
-            )
+            frozen = FrozenTrial.from_record(record, specs, reports)
             self._keep(frozen)
         return frozen
 
     def _keep(self, trial: FrozenTrial) -> None:
         number = trial.number
         order = self._order
-        if number in self._frozen:  # ended again (it was waiting when optimize began)
+        before = self._frozen.get(number)
+        if before is not None:  # ended again (it was waiting when optimize began)
             order[bisect.bisect_left(order, number, key=_number)] = trial
-        elif not order or order[-1].number < number:  # the usual case: trials end in order
-            order.append(trial)
+            same = self._by_state[before.state]
+            del same[bisect.bisect_left(same, number, key=_number)]
         else:
-            bisect.insort(order, trial, key=_number)
+            _insert(order, trial)
+        _insert(self._by_state[trial.state], trial)
         self._frozen[number] = trial
         best = self._best
         if best is not None and best.number == number:  # the best one changed: look again
@@ -127,14 +129,14 @@ class TrialView:
         with the parameters its live ``Trial`` suggested so far.
         Copies, unless ``deepcopy`` is False (as Optuna's ``get_trials``)."""
         with self._lock:
-            ended = list(self._order)
             running = [
                 (record, list(self._reports.get(record.number, ())))
                 for record in self._running.values()
             ]
-        if not running:  # between two in-process trials: the ended ones, in order already
-            listed = ended if states is None else [t for t in ended if t.state in states]
-            return copy.deepcopy(listed) if deepcopy else listed
+            if not running:  # between two in-process trials: those ended, in order already
+                listed = self._ended(states)
+                return copy.deepcopy(listed) if deepcopy else listed
+            ended = list(self._order)
         found = {trial.number: trial for trial in ended}
         for record, reports in running:
             trial = self.live(record.number)
@@ -150,9 +152,27 @@ class TrialView:
         listed = [found[n] for n in sorted(found) if states is None or found[n].state in states]
         return copy.deepcopy(listed) if deepcopy else listed
 
+    def _ended(self, states: Container[TrialState] | None) -> list[FrozenTrial]:
+        """The trials kept in ``states`` (all when None), in number order: a new list."""
+        if states is None:
+            return list(self._order)
+        parts = [self._by_state[state] for state in TrialState if state in states]
+        if len(parts) == 1:
+            return list(parts[0])
+        return list(heapq.merge(*parts, key=_number))
+
 
 def _number(trial: FrozenTrial) -> int:
     return trial.number
+
+
+def _insert(trials: list[FrozenTrial], trial: FrozenTrial) -> None:
+    """Put ``trial`` into ``trials``, kept in number order (mostly at the end, as trials end
+    in order)."""
+    if not trials or trials[-1].number < trial.number:
+        trials.append(trial)
+    else:
+        bisect.insort(trials, trial, key=_number)
 
 
 def _better(value: float, than: float | None, maximize: bool) -> bool:

@@ -31,8 +31,8 @@ from hyperlab.compat.optuna.distributions import (
     to_spec,
 )
 from hyperlab.reporting.context import TrialContext
+from hyperlab.trial import Report, TrialStatus
 from hyperlab.trial import Trial as Record
-from hyperlab.trial import TrialStatus
 
 __all__ = ["BaseTrial", "FrozenTrial", "Trial", "TrialState", "constraints_of"]
 
@@ -172,9 +172,15 @@ class FrozenTrial(BaseTrial):
         return max(self.intermediate_values) if self.intermediate_values else None
 
     @classmethod
-    def from_record(cls, record: Record, specs: dict[str, dict[str, Any]]) -> FrozenTrial:
+    def from_record(
+        cls,
+        record: Record,
+        specs: dict[str, dict[str, Any]],
+        reports: Sequence[Report] | None = None,
+    ) -> FrozenTrial:
         """The frozen trial of a stored hyperlab trial; ``specs`` are the distributions of
-        its parameters (the search space's and those defined by run)."""
+        its parameters (the search space's and those defined by run); ``reports`` are its
+        reports when the record comes without them (the driver's records)."""
         distributions = {name: from_spec(specs[name]) for name in record.params if name in specs}
         params = {
             name: distributions[name].cast(value) if name in distributions else value
@@ -183,7 +189,7 @@ class FrozenTrial(BaseTrial):
         user_attrs = record.metrics.get(USER_ATTRS)
         system_attrs = record.metrics.get(SYSTEM_ATTRS)
         intermediate = {}
-        for report in record.reports:
+        for report in record.reports if reports is None else reports:
             value = report.metrics.get("value")
             if isinstance(value, (int, float)) and report.attempt == record.attempt:
                 intermediate[report.step] = float(value)
