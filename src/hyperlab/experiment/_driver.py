@@ -29,6 +29,7 @@ from hyperlab.executors.base import Executor
 from hyperlab.experiment._clock import SYSTEM_CLOCK, Clock
 from hyperlab.experiment._controls import Change, Situation, decide
 from hyperlab.experiment._flow import TrialFlow
+from hyperlab.experiment._heap import older_objects_frozen
 from hyperlab.experiment._history import imported_trial
 from hyperlab.experiment._keeper import LeaseKeeper
 from hyperlab.experiment._objective import ConstraintsFunc
@@ -183,7 +184,7 @@ class Driver(TrialFlow):
                 interrupt waits for the end of a store write or a message read that it
                 would cut in two (``hyperlab._interrupts``).
         """
-        with interrupts_deferred():
+        with interrupts_deferred(), older_objects_frozen():
             return self._run()
 
     def _run(self) -> ExperimentStatus:
