@@ -51,6 +51,9 @@ from hyperlab.tuners.base import Tuner
 
 __all__ = ["TrialFlow"]
 
+_NONE = object()
+"""A parameter a trial does not have yet (its value may be None)."""
+
 
 class TrialFlow(ABC):
     """The trials of one experiment, from creation to end; ``Driver`` runs the loop around it.
@@ -170,6 +173,8 @@ class TrialFlow(ABC):
 
     def _schedule(self) -> bool:
         """Act on what the assessor asks for now; True if a trial was queued."""
+        if self.scheduling.assessor is None:  # nothing asks (every loop turn: the hot path)
+            return False
         queued = False
         now = self.clock.time()
         spent = self.max_trials is not None and self.next_number >= self.max_trials
@@ -354,8 +359,8 @@ class TrialFlow(ABC):
         if new:  # a parameter first defined: recorded with its distribution
             self.options = self.options.model_copy(update={"suggested": self.by_run.specs()})
             self.store.update_experiment(self.id, options=self.options)
-        if error is None:
-            trial = replace(trial, params={**trial.params, request.name: value})
+        if error is None and trial.params.get(request.name, _NONE) is not value:
+            trial = replace(trial, params={**trial.params, request.name: value})  # a new value
             self.active[trial.number] = trial
             self.store.put_trial(trial)
         self.executor.answer(trial.number, request.index, value, error)

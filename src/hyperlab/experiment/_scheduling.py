@@ -160,17 +160,21 @@ class Scheduling:
         if self.assessor is None:
             return []
         last = self.signals[-1] if self.signals else None
-        heard = sorted((number, *seen) for number, seen in self._heard.items())
         if no_more and (last is None or not last[2] or last[1] != count):
-            self.signals.append((now, count, True, heard))
+            self.signals.append((now, count, True, self._heard_so_far()))
         elif not no_more and self._no_more:  # the budget was raised since
-            self.signals.append((now, count, False, heard))
+            self.signals.append((now, count, False, self._heard_so_far()))
             self.assessor.on_more_trials(count, now)
         self._no_more = no_more
         if no_more:
             self.assessor.on_no_more_trials(count, now)
         carried, self._carried = self._carried, []
         return carried + self.assessor.actions(now)
+
+    def _heard_so_far(self) -> list[tuple[int, int, bool]]:
+        """What the assessor heard of each trial: ``(number, reports, ended)``, by number (made
+        only for a signal: it grows with the trials, and ``actions`` runs every loop turn)."""
+        return sorted((number, *seen) for number, seen in self._heard.items())
 
     def _signal(self, now: float, count: int, no_more: bool) -> None:
         """Replay one recorded signal, with the ``actions`` the driver asked around it: right
