@@ -36,17 +36,19 @@ T = TypeVar("T")
 
 
 DEEP_OFFSET = 1000
-"""From this offset on, a page sorted by anything but the number comes from a snapshot."""
+"""From this offset on, a page sorted by number comes from a snapshot too."""
 
 
 def needs_snapshot(where: TrialFilter, order: TrialOrder, offset: int) -> bool:
     """Whether a trial table is served from a snapshot: its filter or sort reads the JSON
-    columns, or it is sorted by a key without an index and the page starts deep (where the
-    database would sort everything before it again for every page); and it is not itself an
-    incremental read (which touches few trials)."""
+    columns, or it is sorted by a key without an index (where the database would sort every
+    trial again for every page), or the page starts deep (where it would step over every
+    trial before it); and it is not itself an incremental read (which touches few trials).
+    The database serves the first pages by number (through its primary key)."""
     reads_json = where.reads_json or order.key.kind in ("param", "metric")
-    deep = offset >= DEEP_OFFSET and order.key.kind != "number"
-    return (reads_json or deep) and where.changed_after is None
+    sorted_by_key = order.key.kind != "number"
+    deep = offset >= DEEP_OFFSET
+    return (reads_json or sorted_by_key or deep) and where.changed_after is None
 
 
 def _arrays(rows: list[tuple[Any, ...]], width: int) -> tuple[np.ndarray, np.ndarray]:

@@ -53,9 +53,12 @@ def succeeded(snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def best_numbers(snapshot: Snapshot, mode: Mode, count: int) -> list[int]:
     """The numbers of the ``count`` succeeded trials with the best values (the earliest among
     equals first)."""
-    numbers, values, _ = succeeded(snapshot)
-    order = np.lexsort((numbers, mode.sign * values))
-    return numbers[order[:count]].tolist()
+
+    def ranked(snap: Snapshot) -> np.ndarray:  # once per snapshot, not per request
+        numbers, values, _ = succeeded(snap)
+        return numbers[np.lexsort((numbers, mode.sign * values))]
+
+    return snapshot.derived(("ranked", mode), ranked)[:count].tolist()
 
 
 def summary(snapshot: Snapshot, store: Store, record: ExperimentRecord) -> Summary:

@@ -120,9 +120,11 @@ def list_trials(
         cursor, total = snapshot.cursor, len(ordered)
         numbers = ordered[offset : offset + limit].tolist()
     else:
+        counted = ("counted", record.id, record.created_at, where)  # a count per cursor
         cursor, total, numbers = store.page_trials(
-            record.id, where, order, limit=limit, offset=offset
+            record.id, where, order, limit=limit, offset=offset, counted=ctx.memo.get(counted)
         )
+        ctx.memo.put(counted, (cursor, total))
     response.headers["X-Total-Count"] = str(total)
     response.headers["X-Change-Cursor"] = str(cursor)
     found = store.trials_by_number(record.id, numbers, reports=reports)
