@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hyperlab.executors.base import Requested
-from hyperlab.experiment._requests import PARSED_KEPT, DefinedByRun
+from hyperlab.experiment._requests import CHECKS_KEPT, DefinedByRun
 from hyperlab.space import SearchSpace
 from hyperlab.trial import Trial
 
@@ -40,6 +40,6 @@ def test_a_refused_spec_is_refused_each_time_and_what_is_kept_stays_bounded() ->
     for number in range(3):
         _, error, _ = ask(by_run, number, {"_type": "uniform", "_value": [0, 2]})
         assert error is not None and "one name keeps one distribution" in error
-    for high in range(PARSED_KEPT + 10):
+    for high in range(CHECKS_KEPT + 10):
         ask(by_run, 0, {"_type": "uniform", "_value": [0, high + 1]})
-    assert len(by_run._parsed) <= PARSED_KEPT
+    assert len(by_run._checked) <= CHECKS_KEPT

@@ -36,8 +36,10 @@ from hyperlab.trial import Trial, TrialStatus
 __all__ = ["DefinedByRun", "fits", "known_part"]
 
 GOOD_ENDS = (TrialStatus.SUCCEEDED, TrialStatus.EARLY_STOPPED)
-PARSED_KEPT = 4096
-"""Parsed specs kept at most (``DefinedByRun._parse``): one per name and distribution."""
+CHECKS_KEPT = 4096
+"""Outcomes of checks kept at most (``DefinedByRun._check``): one per name and spec."""
+Checked = tuple[Parameter | None, Parameter | None, str | None]
+"""``DefinedByRun._check``'s outcome: ``(asked, known, error)``."""
 
 
 class DefinedByRun:
@@ -55,7 +57,7 @@ class DefinedByRun:
         }
         self.shared: set[str] | None = None  # defined by every trial that ended well so far
         self.modelled = True  # False once the tuner refused a space with them (a grid)
-        self._parsed: dict[tuple[str, str], Parameter] = {}  # see _parse
+        self._checked: dict[tuple[str, str], Checked] = {}  # see _check
 
     def answer(self, trial: Trial, request: Requested) -> tuple[Any, str | None, bool]:
         """``(value, error, new)`` for ``trial``'s request: its value (or None and why not),
@@ -86,41 +88,37 @@ class DefinedByRun:
             self.params[request.name] = asked
         return spec["value"], None, known is None
 
-    def _check(self, name: str, spec: Any) -> tuple[Parameter | None, Parameter | None, str | None]:
+    def _check(self, name: str, spec: Any) -> Checked:
         """``(asked, known, error)``: the distribution asked for, the one ``name`` already
-        has (None for a new name), and why they cannot go together (or None)."""
+        has (None for a new name), and why they cannot go together (or None).
+
+        Every trial asks again for the same parameters, and a parse and a comparison cost
+        more than the rest of an answer: once ``name`` has its distribution (which it keeps),
+        the outcome for a spec of plain values (whose ``repr`` tells them apart) is kept, by
+        name and spec, at most ``CHECKS_KEPT`` of them."""
+        key = (name, repr(spec)) if _plain(spec) else None
+        if key is not None:
+            found = self._checked.get(key)
+            if found is not None:
+                return found
         try:
-            asked = self._parse(name, spec)
+            asked = SearchSpace({name: spec})[name]
         except SearchSpaceError as exc:
             return None, None, f"suggest({name!r}): {exc}"
         known = self.declared.get(name)
         where = "the search space defines it as"
         if known is None:
             known, where = self.params.get(name), "an earlier trial defined it as"
+        checked: Checked = asked, known, None
         if known is not None and known.to_nni() != asked.to_nni():
-            return (
-                asked,
-                known,
-                (
-                    f"parameter {name!r}: the trial asks for {asked.to_nni()}, but {where} "
-                    f"{known.to_nni()}; one name keeps one distribution"
-                ),
+            error = (
+                f"parameter {name!r}: the trial asks for {asked.to_nni()}, but {where} "
+                f"{known.to_nni()}; one name keeps one distribution"
             )
-        return asked, known, None
-
-    def _parse(self, name: str, spec: Any) -> Parameter:
-        """Parameter ``name`` of ``spec``, parsed once per name and spec: every trial asks
-        again for the same ones, and a parse costs more than the rest of an answer. Only a
-        spec of plain values (whose ``repr`` tells them apart) is kept."""
-        if not _plain(spec):
-            return SearchSpace({name: spec})[name]
-        key = (name, repr(spec))
-        found = self._parsed.get(key)
-        if found is None:
-            found = SearchSpace({name: spec})[name]
-            if len(self._parsed) < PARSED_KEPT:
-                self._parsed[key] = found
-        return found
+            checked = asked, known, error
+        if key is not None and known is not None and len(self._checked) < CHECKS_KEPT:
+            self._checked[key] = checked
+        return checked
 
     def used(self, params: dict[str, Any], asked: set[str] | None) -> dict[str, Any]:
         """``params`` of a trial that ended without the parameters defined by run that its
