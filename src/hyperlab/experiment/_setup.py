@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 import numpy as np
@@ -22,7 +22,7 @@ from hyperlab.assessors.base import (
     create_assessor,
     nni_assessor_class,
 )
-from hyperlab.config import ExperimentConfig, ExperimentOptions, GpuConfig, import_path
+from hyperlab.config import ExperimentOptions, GpuConfig, import_path
 from hyperlab.errors import ConfigError
 from hyperlab.executors import CommandTrial, pickling
 from hyperlab.executors.base import Executor, create_executor
@@ -30,6 +30,9 @@ from hyperlab.executors.devices import DevicePool, MemoryCheck, detect_gpus
 from hyperlab.store import ExperimentRecord, command_ref
 from hyperlab.trial import Mode
 from hyperlab.tuners.base import Tuner
+
+if TYPE_CHECKING:
+    from hyperlab.config import ExperimentConfig
 
 
 def with_budget(options: ExperimentOptions, tuner: Tuner) -> ExperimentOptions:
