@@ -29,7 +29,6 @@ from hyperlab.executors.base import Executor
 from hyperlab.experiment._clock import SYSTEM_CLOCK, Clock
 from hyperlab.experiment._controls import Change, Situation, decide
 from hyperlab.experiment._flow import TrialFlow
-from hyperlab.experiment._heap import older_objects_frozen
 from hyperlab.experiment._history import imported_trial
 from hyperlab.experiment._keeper import LeaseKeeper
 from hyperlab.experiment._objective import ConstraintsFunc
@@ -184,7 +183,7 @@ class Driver(TrialFlow):
                 interrupt waits for the end of a store write or a message read that it
                 would cut in two (``hyperlab._interrupts``).
         """
-        with interrupts_deferred(), older_objects_frozen():
+        with interrupts_deferred():
             return self._run()
 
     def _run(self) -> ExperimentStatus:
