@@ -89,12 +89,21 @@ def changed_trials(
         latest change they cover (``after`` when none), and whether more changed trials remain.
     """
     e = trial_events.c
-    latest = func.max(e.id)
-    query = (
-        select(e.number, latest)
-        .where(e.experiment_id == experiment_id, e.id > after)
-        .group_by(e.number)
-        .order_by(latest)
+    later = trial_events.alias("later")
+    superseded = (
+        select(later.c.id)
+        .where(
+            later.c.experiment_id == e.experiment_id,
+            later.c.number == e.number,
+            later.c.id > e.id,
+        )
+        .exists()
+    )
+    query = (  # each trial's latest change, in id order: read through the index by id from
+        # ``after``, each checked against the trial's own changes (not a pass over them all)
+        select(e.number, e.id)
+        .where(e.experiment_id == experiment_id, e.id > after, ~superseded)
+        .order_by(e.id)
         .limit(limit + 1)
     )
     rows = conn.execute(query).all()
@@ -131,16 +140,22 @@ def reports_after(
 def first_report_metrics(
     conn: Connection, experiment_id: str, numbers: Sequence[int]
 ) -> dict[str, Any] | None:
-    """The metrics of the first report of any of these trials, or None when they have none."""
+    """The metrics of the first report of any of these trials, or None when they have none.
+
+    Each trial's first report is found through the index by trial (a read of their reports
+    only): "the first by id among these trials" lets the database walk every report in id
+    order until one of theirs comes, millions of them in a large experiment."""
     r = reports.c
-    query = (
-        select(cast(r.metrics, Text))
+    firsts = (
+        select(func.min(r.id))
         .where(r.experiment_id == experiment_id, r.number.in_(list(numbers)))
-        .order_by(r.id)
-        .limit(1)
+        .group_by(r.number)
     )
-    text = conn.execute(query).scalar()
-    return None if text is None else loads(text)
+    found = [first for first in conn.execute(firsts).scalars() if first is not None]
+    if not found:
+        return None
+    text = conn.execute(select(cast(r.metrics, Text)).where(r.id == min(found))).scalar_one()
+    return loads(text)
 
 
 def curve_points(
