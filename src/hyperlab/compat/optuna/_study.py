@@ -169,10 +169,13 @@ class Study:
             raise ValueError(f"n_jobs: expected a positive int or -1, got {n_jobs!r}")
         self._end_session()
         objective = Objective(self, func, caught)
-        view = TrialView(self.get_trials(deepcopy=False), self._maximize(), objective.trials.get)
+        stored = self.get_trials(deepcopy=False)
+        view = TrialView(stored, self._maximize(), objective.trials.get)
         hooks = [OptimizeHooks(self, objective, view, list(callbacks or ()), gc_after_trial)]
         executor = "inprocess" if jobs == 1 else "threads"
-        experiment = self._start(objective, n_trials, jobs, executor, hooks, show_progress_bar)
+        experiment = self._start(
+            objective, n_trials, jobs, executor, hooks, show_progress_bar, created=_created(stored)
+        )
         self._experiment = experiment
         self._view = view
         timer = None
@@ -210,8 +213,11 @@ class Study:
         executor: str,
         hooks: Sequence[Callback],
         progress: bool,
+        *,
+        created: int,
     ) -> Experiment:
-        """The experiment to run: made on the first call, continued on the next ones."""
+        """The experiment to run: made on the first call, continued on the next ones;
+        ``created`` is the number its next trial gets (as its trials were just read)."""
         if self._id is None:
             experiment = Experiment(
                 objective,
@@ -252,7 +258,6 @@ class Study:
                 "one study; hyperlab runs one driver per study: use n_jobs (or hyperlab's "
                 "processes or ray executors) to run its trials in parallel"
             ) from None
-        created = max((t.number + 1 for t in store.get_trials(self._id, reports=False)), default=0)
         stored = record.options.model_dump()
         stored.update(
             self._algorithms(),  # Optuna stores neither: a loaded study runs with those given
@@ -449,8 +454,11 @@ class Study:
             )
         with self._session_lock:  # threads may ask at once: one session
             if self._session is None:
-                session = AskTell(self, self.get_trials(deepcopy=False), self._maximize())
-                experiment = self._start(session, None, 1, "threads", [session], False)
+                stored = self.get_trials(deepcopy=False)
+                session = AskTell(self, stored, self._maximize())
+                experiment = self._start(
+                    session, None, 1, "threads", [session], False, created=_created(stored)
+                )
                 session.experiment = experiment
                 experiment.executor.concurrency = 0  # a slot per asked trial
                 self._experiment = experiment
@@ -509,6 +517,11 @@ class Study:
             "Study.add_trials: import finished trials with `hyperlab import-optuna` or "
             "hyperlab.Experiment.import_data"
         )
+
+
+def _created(trials: Iterable[FrozenTrial]) -> int:
+    """How many trials a study created, from its trials: the next one's number."""
+    return max((t.number + 1 for t in trials), default=0)
 
 
 def _trials(store: Store, experiment: str) -> list[Record]:
