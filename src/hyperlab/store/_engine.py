@@ -6,11 +6,14 @@ timeout and foreign keys on. The driver's own transaction control is switched of
 connections with the execution option ``hyperlab_write=True`` and a plain, deferred ``BEGIN``
 otherwise, so readers never take the write lock.
 
-PostgreSQL engines test each pooled connection before handing it out (``pool_pre_ping``), and
-SQLAlchemy drops a connection, with the rest of the pool, when it sees the server gone: after a
-restart the next transaction connects anew. ``is_transient`` tells such passing failures (a lost
-or refused connection, a server shutting down or starting, a lock held past the busy timeout)
-from those that would fail again (a constraint, the schema, the data).
+PostgreSQL engines test a pooled connection before handing it out when it has been idle for
+``PING_IDLE_S`` or more (``pool_pre_ping`` would test each one, a round trip more in every
+transaction of a driver that writes ten times a second), and SQLAlchemy drops a connection when
+it sees the server gone: after a restart the next transaction connects anew, and one that used
+a connection a moment before the server went away fails as a passing failure. ``is_transient``
+tells such passing failures (a lost or refused connection, a server shutting down or starting,
+a lock held past the busy timeout) from those that would fail again (a constraint, the schema,
+the data).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ WRITE = {"hyperlab_write": True}
 """Execution options of a connection whose transactions write."""
 
 BUSY_TIMEOUT_S = 30.0
+PING_IDLE_S = 0.5
+"""A PostgreSQL connection back in the pool for this long is tested before it is used again."""
 PG_CONNECT_TIMEOUT_S = 10
 
 _PG_TRANSIENT = frozenset(
@@ -83,7 +88,9 @@ def create_store_engine(target: StorageTarget) -> Engine:
     connect_args: dict[str, Any] = {"application_name": "hyperlab"}
     if "connect_timeout" not in make_url(target.url).query:
         connect_args["connect_timeout"] = PG_CONNECT_TIMEOUT_S
-    return create_engine(target.url, pool_pre_ping=True, connect_args=connect_args, **json_args)
+    engine = create_engine(target.url, connect_args=connect_args, **json_args)
+    _ping_idle_connections(engine)
+    return engine
 
 
 def describe_error(exc: BaseException) -> str:
@@ -118,6 +125,26 @@ def is_transient(exc: BaseException) -> bool:
     # an OperationalError with no SQLSTATE is psycopg's about the connection itself: refused,
     # closed by the server, timed out
     return isinstance(exc, OperationalError)
+
+
+def _ping_idle_connections(engine: Engine) -> None:
+    """Test a connection at checkout when it has been idle ``PING_IDLE_S`` or more; a dead one
+    is replaced (SQLAlchemy's pessimistic disconnect handling, as ``pool_pre_ping`` does)."""
+
+    @event.listens_for(engine, "connect")
+    @event.listens_for(engine, "checkin")
+    def _on_checkin(_dbapi_conn: Any, record: Any) -> None:
+        record.info["hyperlab_idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _on_checkout(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get("hyperlab_idle_since")
+        if since is not None and time.monotonic() - since < PING_IDLE_S:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_conn)
+        except Exception as exc:  # whatever the dead connection raises: connect anew
+            raise DisconnectionError(describe_error(exc)) from exc
 
 
 def _enable_wal(cursor: Any) -> None:
