@@ -18,7 +18,10 @@ Each K and each tool runs in a new schema of the database (created and dropped h
 once by the parent before the drivers start (a store users already have); the tables' creation
 is not timed. Aggregate trials/s is K x M over the time from the barrier to the last process's
 end; per driver, M over its own run. This machine's cores are shared by all K processes, the
-parent's probes and the server: compare the two tools' aggregates, not the absolute figures.
+parent's probes and the server (and whatever else runs there: the load average is printed with
+each round): compare the two tools' aggregates, not the absolute figures. The ``ls`` subprocess
+is printed with its own CPU time: on a loaded machine its wall time is mostly waiting for a core
+(the interpreter and its imports), the in-process figure is what the database adds.
 
 Run: ``python benchmarks/many_drivers.py [--drivers 1,4,8,16,32] [--trials 200]
 [--server postgresql://postgres@127.0.0.1:5432/DB]``
@@ -217,7 +220,7 @@ def _check_hyperlab(admin: Engine, schema: str, ids: list[str], m: int) -> list[
             ),
             {"ids": ids},
         ).all()
-        statuses = dict(
+        statuses: dict[str, str] = dict(
             conn.execute(
                 text(f'SELECT id, status FROM "{schema}".experiments WHERE id = ANY(:ids)'),
                 {"ids": ids},
@@ -349,6 +352,7 @@ def _round(
         "connections": probe.connections,
         "server_connections": probe.server_connections,
         "problems": problems,
+        "load": os.getloadavg()[0],
     }
 
 
@@ -358,7 +362,7 @@ def _print_round(r: dict[str, Any]) -> None:
         f"({r['wall_s']:.1f} s), per driver median {r['per_driver_median']:.0f} "
         f"(min {r['per_driver_min']:.0f}) trials/s, peak connections {r['connections']} "
         f"(server {r['server_connections']}); drivers' CPU {r['cpu_ms_per_trial']:.2f} ms "
-        f"per trial, {r['cpu_busy']:.2f} cores busy",
+        f"per trial, {r['cpu_busy']:.2f} cores busy; load average {r['load']:.0f}",
         flush=True,
     )
     if r["tool"] == "hyperlab":
