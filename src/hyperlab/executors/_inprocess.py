@@ -52,6 +52,13 @@ class InProcessExecutor(Executor):
     def running(self) -> int:
         return len(self._queue) + (self._ctx is not None)
 
+    @property
+    def free_slots(self) -> int:
+        if self.devices is not None:
+            return super().free_slots
+        # the base class's rule, without its two property calls (asked twice per loop turn)
+        return max(0, self._concurrency - len(self._queue) - (self._ctx is not None))
+
     def open(self, listener: Listener) -> None:
         super().open(listener)
         if not self._routing:

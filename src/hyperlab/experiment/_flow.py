@@ -275,6 +275,12 @@ class TrialFlow(ABC):
         trial = self.active.get(event.number)
         if trial is None:
             return
+        if type(event) is Finished:  # the common events first, by exact type (the hot path)
+            self._finished(trial, event)
+            return
+        if type(event) is Started:
+            self._started(trial, event)
+            return
         if isinstance(event, Lost) and trial.number in self.stop_reasons:
             event = Stopped(event.number, event.time)  # it was being stopped anyway
         if isinstance(event, Reported):
@@ -293,24 +299,9 @@ class TrialFlow(ABC):
             if not self.closing:
                 self._housekeeping()
         elif isinstance(event, Started):
-            started = event.time
-            if trial.number in self.reruns:
-                self.reruns.discard(trial.number)
-                started = trial.started_at or started  # a replay starts it when it first did
-            trial = self.records.started(trial, started)
-            self.active[trial.number] = trial
-            self.store.put_trial(trial)
-            self.scheduling.started(trial, event.time)
-            self.callbacks.trial_started(trial)
+            self._started(trial, event)
         elif isinstance(event, Finished):
-            metrics = self._stored_metrics(trial, event)
-            if metrics is None:
-                return
-            value, values, error = self.rule.outcome(metrics)
-            status = TrialStatus.SUCCEEDED if error is None else TrialStatus.FAILED
-            self._finish(
-                trial, status, event.time, value=value, values=values, metrics=metrics, error=error
-            )
+            self._finished(trial, event)
         elif isinstance(event, Failed):
             self._finish(
                 trial, TrialStatus.FAILED, event.time, error=event.error, exception=event.exception
@@ -336,6 +327,27 @@ class TrialFlow(ABC):
                 metrics=metrics,
                 error=verdict.error,
             )
+
+    def _started(self, trial: Trial, event: Started) -> None:
+        started = event.time
+        if trial.number in self.reruns:
+            self.reruns.discard(trial.number)
+            started = trial.started_at or started  # a replay starts it when it first did
+        trial = self.records.started(trial, started)
+        self.active[trial.number] = trial
+        self.store.put_trial(trial)
+        self.scheduling.started(trial, event.time)
+        self.callbacks.trial_started(trial)
+
+    def _finished(self, trial: Trial, event: Finished) -> None:
+        metrics = self._stored_metrics(trial, event)
+        if metrics is None:
+            return
+        value, values, error = self.rule.outcome(metrics)
+        status = TrialStatus.SUCCEEDED if error is None else TrialStatus.FAILED
+        self._finish(
+            trial, status, event.time, value=value, values=values, metrics=metrics, error=error
+        )
 
     def _on_request(self, trial: Trial, request: Requested) -> None:
         """Answer a running trial's request (``RequestKind``); every report it sent before

@@ -69,8 +69,12 @@ class ObjectiveRule:
             MetricsError: they cannot be stored (``hyperlab.reporting.metrics`` says why).
         """
         metric = self.metric if self.metrics is None else None
-        bare = all(key == "default" or key in BOOKKEEPING_METRICS for key in metrics)
-        if metric is not None and "default" in metrics and metric not in metrics and bare:
+        if (
+            metric is not None
+            and "default" in metrics
+            and metric not in metrics
+            and all(key == "default" or key in BOOKKEEPING_METRICS for key in metrics)
+        ):
             metrics = {metric if k == "default" else k: v for k, v in metrics.items()}
         return clean_metrics(metrics)
 

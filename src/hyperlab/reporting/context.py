@@ -171,7 +171,7 @@ class TrialContext:
         self.devices = devices
         self.emit_final = emit_final
         if checkpoint_dir is None and trial_dir is not None:
-            checkpoint_dir = os.path.join(trial_dir, CHECKPOINTS_DIR)
+            checkpoint_dir = _checkpoints_in(trial_dir)
         self.checkpoint_dir = checkpoint_dir
         self.restore_dir = restore_dir
         self.checkpoint_keep = checkpoint_keep
@@ -360,6 +360,14 @@ def activate(ctx: TrialContext | None) -> contextvars.Token:
 def deactivate(token: contextvars.Token) -> None:
     """Restore the current trial that ``activate`` replaced."""
     _current.reset(token)
+
+
+def _checkpoints_in(trial_dir: str) -> str:
+    """``os.path.join(trial_dir, CHECKPOINTS_DIR)``, without its checks in the common case (a
+    context is made for every trial)."""
+    if os.sep == "/" and type(trial_dir) is str and trial_dir and trial_dir[-1] != "/":
+        return f"{trial_dir}/{CHECKPOINTS_DIR}"
+    return os.path.join(trial_dir, CHECKPOINTS_DIR)
 
 
 def process_context() -> TrialContext | None:
