@@ -9,6 +9,13 @@ recorded the time spent for two flush intervals of real time: it records it alon
 transaction of its own), and renews the lease when the loop has not for a heartbeat interval.
 A crash therefore loses at most about one flush interval of ``max_duration``'s count.
 
+A flush interval there is the loop's own, as it last went (at most ``MAX_PERIOD``): when the
+database answers slowly (many drivers on one server), a group commit takes longer than
+``record_every`` and the loop records every 0.3 s, say; the watchdog then waits two of those
+periods, rather than writing the same row beside each commit, on a second connection, waiting
+for the commit's row lock. After a loop period of ``MAX_PERIOD`` or more (an in-process trial
+that did not report), the watchdog steps in after a second, until the loop's next record.
+
 While the store does not answer (``StoreUnavailable``: a database restarting, a lock held past
 the busy timeout), the watchdog tries again after twice as long each time, up to
 ``MAX_RETRY``, and never concludes from it that the lease is lost: only a renewal the store
@@ -24,7 +31,10 @@ from collections.abc import Callable
 from hyperlab.experiment._outage import MAX_RETRY
 from hyperlab.store import HEARTBEAT_INTERVAL, Lease, Store
 
-__all__ = ["LeaseKeeper"]
+__all__ = ["MAX_PERIOD", "LeaseKeeper"]
+
+MAX_PERIOD = 0.5
+"""The longest loop period (real seconds between two of its records) the watchdog allows for."""
 
 
 class LeaseKeeper:
@@ -54,6 +64,8 @@ class LeaseKeeper:
         self.lost = False
         self._lock = threading.Lock()
         self._renewed = self._recorded = time.monotonic()  # real time, for the watchdog
+        self._looped = self._recorded  # the loop's last record
+        self._period = record_every  # the time between its last two
         self._done = threading.Event()
         self._thread = threading.Thread(
             target=self._watch, name=f"hyperlab-lease-{lease.experiment_id}", daemon=True
@@ -73,7 +85,9 @@ class LeaseKeeper:
 
     def recorded(self) -> None:
         """The loop's group commit has just recorded the time spent."""
-        self._recorded = time.monotonic()
+        now = time.monotonic()
+        self._period = min(max(now - self._looped, self.record_every), MAX_PERIOD)
+        self._looped = self._recorded = now
 
     def stop(self) -> None:
         """Stop the watchdog (the caller releases the lease)."""
@@ -95,7 +109,7 @@ class LeaseKeeper:
             try:
                 if now - self._renewed >= HEARTBEAT_INTERVAL:
                     kept = self.beat()
-                elif now - self._recorded >= 2 * self.record_every:
+                elif now - self._recorded >= 2 * self._period:
                     kept = self._record()
                 else:
                     wait = self.record_every
