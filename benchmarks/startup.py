@@ -29,13 +29,14 @@ set to a temporary folder, so that both tools run from cached bytecode, as they 
 installed (where the environment forbids writing bytecode, every run would otherwise compile
 hyperlab's sources anew).
 
-    python benchmarks/startup.py [--repeat 15] [--experiments 1000] [--terminal]
+    python benchmarks/startup.py [--repeat 15] [--experiments 1000] [--terminal] [--baseline SRC]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -155,15 +156,22 @@ def copy_optuna(path: Path, total: int) -> None:
     db.close()
 
 
-def run_child(argv: Sequence[str], env: dict[str, str]) -> float:
+def run_child(argv: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
+    """The wall time and the CPU time (user and system) of one run of ``argv``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, check=True, env=env, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def median_time(argv: Sequence[str], env: dict[str, str], repeat: int) -> float:
-    run_child(argv, env)  # warm-up: bytecode caches, the page cache
-    return statistics.median(run_child(argv, env) for _ in range(repeat))
+def median_time(argv: Sequence[str], env: dict[str, str], repeat: int) -> tuple[float, float]:
+    """Median wall and CPU times over ``repeat`` runs, after one warm-up run (bytecode
+    caches, the page cache)."""
+    run_child(argv, env)
+    walls, cpus = zip(*(run_child(argv, env) for _ in range(repeat)), strict=True)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def script(name: str) -> list[str]:
@@ -188,6 +196,12 @@ def main() -> None:
     parser.add_argument("--experiments", type=int, default=1000)
     parser.add_argument("--templates", type=int, default=10, help="experiments really run")
     parser.add_argument("--terminal", action="store_true", help="ls as if on a terminal")
+    parser.add_argument(
+        "--baseline",
+        metavar="SRC",
+        help="also time hyperlab's commands with PYTHONPATH=SRC (another checkout's src), "
+        "in the same run: before and after",
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -213,17 +227,22 @@ def main() -> None:
             f"rest copied) built in {time.perf_counter() - start:.1f} s"
         )
 
-        bare = median_time([sys.executable, "-c", "pass"], env, args.repeat)
-        isolated = median_time([sys.executable, "-I", "-c", "pass"], env, args.repeat)
-        no_site = median_time([sys.executable, "-S", "-c", "pass"], env, args.repeat)
+        bare, bare_cpu = median_time([sys.executable, "-c", "pass"], env, args.repeat)
+        isolated, isolated_cpu = median_time([sys.executable, "-I", "-c", "pass"], env, args.repeat)
+        no_site, no_site_cpu = median_time([sys.executable, "-S", "-c", "pass"], env, args.repeat)
         print(
             f"\nmedian of {args.repeat} fresh processes, Python {sys.version.split()[0]}, "
-            f"{os.cpu_count()} CPUs; output piped{' as a terminal' if args.terminal else ''}"
+            f"{os.cpu_count()} CPUs; output piped{' as a terminal' if args.terminal else ''}; "
+            "wall time, and CPU time (user + system, steadier on a busy machine) in brackets"
         )
-        print(f"  python -c pass     {1000 * bare:7.1f} ms   (the increments below are over it)")
-        print(f"  python -I -c pass  {1000 * isolated:7.1f} ms")
         print(
-            f"  python -S -c pass  {1000 * no_site:7.1f} ms   (no site: the machine's own start-up)"
+            f"  python -c pass     {1000 * bare:7.1f} ms ({1000 * bare_cpu:5.1f})   "
+            "(the increments below are over it)"
+        )
+        print(f"  python -I -c pass  {1000 * isolated:7.1f} ms ({1000 * isolated_cpu:5.1f})")
+        print(
+            f"  python -S -c pass  {1000 * no_site:7.1f} ms ({1000 * no_site_cpu:5.1f})   "
+            "(no site: the machine's own start-up)"
         )
 
         ls_name = "hyperlab ls (1,000)" if args.experiments == 1000 else "hyperlab ls"
@@ -251,16 +270,22 @@ def main() -> None:
             ),
         ]
         print(
-            f"\n  {'command':<22}{'wall':>9}{'over bare':>11}   {'peer':<16}{'wall':>9}"
-            f"{'over bare':>11}{'peer/ours':>11}   target (wall)"
+            f"\n  {'command':<20}{'wall (cpu)':>17}{'over bare':>11}   {'peer':<15}"
+            f"{'wall (cpu)':>17}{'over bare':>11}{'peer/ours':>10}   target (wall)"
         )
         for name, ours_argv, theirs_argv, peer, target in rows:
-            ours = median_time(ours_argv, env, args.repeat)
-            theirs = median_time(theirs_argv, env, args.repeat)
+            ours, ours_cpu = median_time(ours_argv, env, args.repeat)
+            theirs, theirs_cpu = median_time(theirs_argv, env, args.repeat)
+            if args.baseline:
+                old, old_cpu = median_time(
+                    ours_argv, env | {"PYTHONPATH": args.baseline}, args.repeat
+                )
+                print(f"  {name + ' (baseline)':<31}{1000 * old:8.1f} ({1000 * old_cpu:6.1f})")
             print(
-                f"  {name:<22}{1000 * ours:7.1f}ms{1000 * (ours - bare):9.1f}ms   {peer:<16}"
-                f"{1000 * theirs:7.1f}ms{1000 * (theirs - bare):9.1f}ms{theirs / ours:10.1f}x"
-                f"   {verdict(ours, target)}",
+                f"  {name:<20}{1000 * ours:8.1f} ({1000 * ours_cpu:6.1f})"
+                f"{1000 * (ours - bare):9.1f}ms   {peer:<15}"
+                f"{1000 * theirs:8.1f} ({1000 * theirs_cpu:6.1f})"
+                f"{1000 * (theirs - bare):9.1f}ms{theirs / ours:9.1f}x   {verdict(ours, target)}",
                 flush=True,
             )
 
