@@ -7,6 +7,9 @@ hyperlab's real path (``hyperlab.run``: a no-op objective yielding ``--reports``
 than ``--trials``, the store is filled up to ``--trials`` by copying those rows in SQL (trials,
 their status events and reports, renumbered: ``INSERT ... SELECT``), so that the readers see a
 store of the full size as the driver writes it (copies repeat the parameters of the originals).
+On PostgreSQL the tables are then analyzed, as autovacuum would (without statistics, as on a
+server run with ``autovacuum = off``, the planner guesses a few thousand rows and picks plans
+that read every change or report: seconds per request at a million trials).
 
 Then, each timed once (a fresh process each: wall time, CPU time, and its peak RSS):
 
@@ -276,6 +279,8 @@ def one_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
             start = time.perf_counter()
             fill(url, through, n)
             print(f"  filled {through:,} -> {n:,} in {time.perf_counter() - start:.0f} s")
+        if path is None:  # the planner's statistics, as autovacuum keeps them (a test server
+            _sql(url, [("ANALYZE", {})])  # may run without it: then every plan guesses)
         row["bytes per trial"] = size_bytes(url, path) / n
         print(f"  {n:,} trials: written, {row['bytes per trial']:.0f} bytes/trial", flush=True)
         export = folder / "export.csv"
