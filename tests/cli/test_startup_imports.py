@@ -16,7 +16,8 @@ HEAVY = ("sqlalchemy", "numpy", "pydantic", "rich", "scipy", "optuna", "pandas",
 
 def _imported_after(code: str) -> set[str]:
     """The top-level packages imported by a fresh interpreter after running ``code``."""
-    script = code + "\nimport json, sys\nprint(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    listing = "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    script = f"{code}\nimport json, sys\n{listing}"
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
