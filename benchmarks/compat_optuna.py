@@ -20,7 +20,8 @@ libraries alternate, ``--repeat`` times; the medians are printed.
 prints where a trial's time goes: self time by layer (the Optuna layer's study and trial
 objects, the driver, the executor, the store, ...) and the inclusive time of the suggest
 path, the driver's answer to a suggestion, the store's writes, the hand-off between threads
-and the callbacks (all in microseconds per trial, inflated by the profiler).
+and the callbacks (all in microseconds per trial, inflated by the profiler; a study's fixed
+costs, its experiment's creation and its driver's start and end, are spread over its trials).
 
     pip install -e ".[bench]"
     python benchmarks/compat_optuna.py [--trials 500] [--repeat 3] [--sqlite-trials 100]
@@ -174,6 +175,8 @@ def profile(args: argparse.Namespace, on_hyperlab: Any) -> None:
         total = sum(entry[2] for entry in raw.values())
         per_trial = 1e6 / args.trials
         print(f"\nhyperlab {way}: {total * per_trial:.0f} us per trial under cProfile")
+        if way == "ask/tell":
+            print("  (cProfile sees the asking thread: the driver and the trial show as waits)")
         print("  self time by layer (us/trial):")
         layers = dict.fromkeys([label for label, _ in LAYERS] + ["Python and the rest"], 0.0)
         for (filename, _, _), entry in raw.items():
