@@ -133,6 +133,7 @@ class Probe:
         self.ls_cli: list[float] = []
         self.ls_cli_cpu: list[float] = []
         self.ls_inproc: list[float] = []
+        self.ls_inproc_cpu: list[float] = []
         self.ls_failures: list[str] = []
         self.connections = 0
         self.server_connections = 0
@@ -140,6 +141,7 @@ class Probe:
         self._threads = [threading.Thread(target=self._connections, daemon=True)]
         if listing:
             self._threads.append(threading.Thread(target=self._ls, daemon=True))
+            self._threads.append(threading.Thread(target=self._ls_in_process, daemon=True))
 
     def __enter__(self) -> Probe:
         for thread in self._threads:
@@ -178,8 +180,14 @@ class Probe:
             self.ls_cli_cpu.append(usage.ru_utime + usage.ru_stime)
             if proc.returncode != 0:
                 self.ls_failures.append(err.strip()[-300:])
+            self._stop.wait(0.2)
+
+    def _ls_in_process(self) -> None:
+        while not self._stop.is_set():
+            cpu = time.thread_time()
             code, seconds, err = list_in_process(self.url)
             self.ls_inproc.append(seconds)
+            self.ls_inproc_cpu.append(time.thread_time() - cpu)
             if code != 0:
                 self.ls_failures.append(err.strip()[-300:])
             self._stop.wait(0.2)
@@ -349,6 +357,7 @@ def _round(
         "ls_cli": probe.ls_cli,
         "ls_cli_cpu": probe.ls_cli_cpu,
         "ls_inproc": probe.ls_inproc,
+        "ls_inproc_cpu": probe.ls_inproc_cpu,
         "connections": probe.connections,
         "server_connections": probe.server_connections,
         "problems": problems,
@@ -369,6 +378,7 @@ def _print_round(r: dict[str, Any]) -> None:
         print(f"      hyperlab ls (subprocess): {_percentiles(r['ls_cli'])}")
         print(f"      its own CPU time:         {_percentiles(r['ls_cli_cpu'])}")
         print(f"      hyperlab ls (in-process): {_percentiles(r['ls_inproc'])}")
+        print(f"      its thread's CPU time:    {_percentiles(r['ls_inproc_cpu'])}")
     for problem in r["problems"]:
         print(f"      PROBLEM: {problem}")
 
