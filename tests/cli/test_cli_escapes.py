@@ -142,7 +142,7 @@ def test_no_command_prints_a_raw_control_character_of_a_user_string(
         experiment = run_experiment(storage, name, param, values, metric, error)
         commands = [
             ["ls"],
-            ["ls", "--name", name],
+            ["ls", f"--name={name}"],  # "=": a name may begin with "-"
             ["show", experiment],
             ["trials", experiment],
             ["trials", experiment, "--status", "failed"],
