@@ -204,7 +204,7 @@ def delete_study(*, study_name: str, storage: Any) -> None:
 
 def _find(url: str | None, name: str) -> str | None:
     store = Store.open(url)
-    ids = [e.id for e in store.list_experiments() if e.name == name]
+    ids = store.ids_named(name)
     if len(ids) > 1:
         raise ValueError(
             f"study {name!r}: {len(ids)} hyperlab experiments have this name ({ids}); "

@@ -192,7 +192,7 @@ def create_experiment(
     Raises:
         ConfigError: another experiment of ``store`` has this name (nothing is written).
     """
-    taken = [e.id for e in store.list_experiments() if e.name == name]
+    taken = store.ids_named(name)
     if taken:
         raise ConfigError(
             f"--name: an experiment named {name!r} already exists in {store.masked_url} "
