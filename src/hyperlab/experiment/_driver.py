@@ -17,7 +17,7 @@ import math
 import threading
 import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,8 @@ class Driver(TrialFlow):
         options: Validated options (budget, metric, concurrency...).
         tuner: A fresh tuner; ``history`` is replayed into it first.
         executor: Runs the trials.
-        history: Trials already in the store (on resume), in number order.
+        history: Trials already in the store (on resume), in number order: a list, or a
+            ``_resume.StoredTrials`` stream (it may be iterated twice).
         experiment_dir: Folder under which each trial gets ``trials/<number>/``.
         progress: False, True or None (a bar on a terminal, plain lines otherwise), or the
             seconds between plain lines (see ``make_progress``).
@@ -87,7 +88,7 @@ class Driver(TrialFlow):
         *,
         assessor: Assessor | None = None,
         constraints: ConstraintsFunc | None = None,
-        history: list[Trial] | None = None,
+        history: Iterable[Trial] | None = None,
         experiment_dir: Path,
         progress: bool | float | None = False,
         clock: Clock = SYSTEM_CLOCK,
@@ -247,8 +248,8 @@ class Driver(TrialFlow):
         tick = self.clock.monotonic()
         riding = self.outage.active  # the store does not answer: only flushes try it
         if not riding and tick - self._last_control >= CONTROL_INTERVAL:
-            self._last_control = tick
             self.outage.call(self._apply_controls)  # one it could not apply stays pending
+            self._last_control = self.clock.monotonic()  # from its end: a slow poll never chains
         if self.stop_asked is not None and self.ending is None:
             self._end(ExperimentStatus.STOPPED, TrialStatus.SYS_CANCELED)
         max_duration = self.options.max_duration
@@ -266,8 +267,11 @@ class Driver(TrialFlow):
         if self.environment is not None and self.environment.done:
             self._write_environment()
         if tick - self._last_flush >= FLUSH_INTERVAL:  # with nothing pending too: the time spent
-            self._last_flush = tick
             self._flush()
+            # counted from the flush's end: a commit slower than the interval (a busy server)
+            # must not make every loop turn commit, which would run only `concurrency` trials
+            # between two commits
+            self._last_flush = self.clock.monotonic()
 
     def _flush(self) -> bool:
         """Group-commit now; False while the store does not answer (the rows wait in memory,
