@@ -31,7 +31,7 @@ from hyperlab.experiment._parts import check_keywords
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._setup import load_objective
 from hyperlab.space import SearchSpace
-from hyperlab.store import Store
+from hyperlab.store import Store, TrialFilter
 
 __all__ = ["load", "resume", "run"]
 
@@ -210,7 +210,7 @@ def _continue(
 
 def _warn_if_spent(store: Store, experiment_id: str, max_trials: int) -> None:
     """Warn when ``max_trials`` leaves no room for a new trial (which NNI's manager accepts)."""
-    created = len(store.get_trials(experiment_id, reports=False))
+    created = store.count_trials(experiment_id, TrialFilter())  # a count: not every trial read
     if created >= max_trials:
         warnings.warn(
             f"max_trials={max_trials}: experiment {experiment_id} already has {created} trials, "

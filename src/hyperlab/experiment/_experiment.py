@@ -7,7 +7,7 @@ import atexit
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ from hyperlab.experiment._parts import (
 )
 from hyperlab.experiment._requests_api import Requests
 from hyperlab.experiment._result import Result
+from hyperlab.experiment._resume import StoredTrials
 from hyperlab.experiment._serving import Serving, check_serving, serve
 from hyperlab.experiment._setup import objective_folder, trial_objective
 from hyperlab.space import SearchSpace
@@ -124,7 +125,7 @@ class Experiment(Requests):
         store: Store,
         record: ExperimentRecord,
         parts: Parts,
-        history: list[Trial] | None,
+        history: Iterable[Trial] | None,
         progress: bool | float | None,
         storage: str | os.PathLike | None,
         callbacks: tuple[Any, ...],
@@ -229,11 +230,16 @@ class Experiment(Requests):
         """
         parts = stored_parts(record, options, objective)
         self = cls.__new__(cls)
+        history: Iterable[Trial] = (  # it replays them: streamed, unless an assessor orders
+            StoredTrials(store, record.id)  # them by time (with their reports)
+            if parts.assessor is None
+            else store.get_trials(record.id, reports=True)
+        )
         self._setup(
             store,
             record,
             parts,
-            store.get_trials(record.id, reports=parts.assessor is not None),  # it replays them
+            history,
             progress,
             storage,
             check_callbacks(callbacks),
@@ -318,6 +324,8 @@ class Experiment(Requests):
         except BaseException:
             self._stop_serving()
             raise
+        if self._history is not None:
+            self._history = []  # replayed: not kept for the whole run
         return self._driver
 
     def _stop_serving(self) -> None:

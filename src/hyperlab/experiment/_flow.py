@@ -11,7 +11,7 @@ that owns the experiment.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -76,7 +76,7 @@ class TrialFlow(ABC):
         *,
         assessor: Assessor | None,
         constraints: ConstraintsFunc | None = None,
-        history: list[Trial],
+        history: Iterable[Trial],
         trials_dir: str,
         clock: Clock,
         callbacks: Sequence[Any],
@@ -86,6 +86,10 @@ class TrialFlow(ABC):
         self.id = record.id
         self.options = options
         self.by_run = DefinedByRun(tuner.space, options.suggested)
+        self.counts = {"finished": 0, "failed": 0}
+        self.best: float | None = None
+        self.front = FrontSize(options.modes) if options.multi_objective else None  # progress
+        self.failures = FailureWatch(options, executor.concurrency)
         took = replay(  # on resume: what the earlier drivers left
             history,
             store=store,
@@ -94,6 +98,7 @@ class TrialFlow(ABC):
             seed=record.seed,
             tuner=tuner,
             by_run=self.by_run,
+            on_ended=self._replayed_end,
         )
         self.tuner = took.tuner  # it learnt the history
         self.executor = executor
@@ -109,10 +114,6 @@ class TrialFlow(ABC):
         self.reported = took.reported  # active and paused trials that reported something
         self.next_number = took.next_number
         self.imported = took.imported  # results imported into the tuner so far
-        self.counts = {"finished": 0, "failed": 0}
-        self.best: float | None = None
-        self.front = FrontSize(options.modes) if options.multi_objective else None  # progress
-        self.failures = FailureWatch(options, executor.concurrency)
         self.exhausted = False
         self.tuner_waits = False  # the tuner has nothing now, but may after the next trial ends
         self.outage = StoreOutage(store, record.id, options.store_outage)
@@ -130,11 +131,14 @@ class TrialFlow(ABC):
         )  # a trial's metrics as stored, its objective value
         self.phases = Phases(store, self.id, self.rule, self._may_propose)  # multi-phase trials
         self.asked: dict[int, set[str]] = {}  # the names each running trial asked for
-        for trial in took.ended:
-            self._count(trial)
-            self.failures.record(trial)
-        self.phases.replay(history)
-        self.scheduling.replay(history, options.budget_signals)
+        self.phases.replay(took.phased)
+        replayed = list(history) if assessor is not None else []  # it orders them by time
+        self.scheduling.replay(replayed, options.budget_signals)
+
+    def _replayed_end(self, trial: Trial) -> None:
+        """Count a stored trial that ended for good, as replayed (in number order)."""
+        self._count(trial)
+        self.failures.record(trial)
 
     # ---- what the loop provides -----------------------------------------------------------
 

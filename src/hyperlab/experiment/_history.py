@@ -5,7 +5,7 @@ now models), each fed the imported results, the ended trials and their phases th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,18 +55,23 @@ def feed_history(
     tuner: Tuner,
     space: SearchSpace,
     imported: Iterable[Trial],
-    trials: Sequence[Trial],
+    trials: Iterable[Trial],
     *,
     requeue: bool,
+    each: Callable[[Trial], None] | None = None,
 ) -> None:
     """Teach a fresh ``tuner`` on ``space`` the history: the ``imported`` results, then the
     ended ``trials`` in the order given (number order), then their phases (``feed_phases``);
     each as far as it fits ``space`` (a trial without the parameters it asked for, defined by
     run). With ``requeue``, the trials that will run again (waiting, running, SYS_CANCELED)
-    are ``requeued``; paused ones are neither."""
+    are ``requeued``; paused ones are neither.
+
+    ``trials`` is iterated once (a stream of the stored trials does), and ``each`` is called
+    with every trial once the tuner took it; only the trials with phases are kept meanwhile."""
     for trial in imported:
         if fits(space, trial.params):
             tuner.observe(trial)
+    phased = []
     for trial in trials:
         if ended(trial.status):
             known = known_part(space, trial)
@@ -74,7 +79,11 @@ def feed_history(
                 tuner.observe(known)
         elif requeue and trial.status is not TrialStatus.PAUSED:
             tuner.requeued(trial)
-    feed_phases(tuner, trials, space)
+        if trial.phases:
+            phased.append(trial)
+        if each is not None:
+            each(trial)
+    feed_phases(tuner, phased, space)
 
 
 def feed_phases(tuner: Tuner, trials: Iterable[Trial], space: SearchSpace) -> None:

@@ -35,7 +35,7 @@ class Requests:
     _store: Store
     _record: ExperimentRecord
     _options: ExperimentOptions
-    _history: list[Trial] | None
+    _history: Iterable[Trial] | None  # the stored trials a resume replays; None if new
     _driver: Driver | None
 
     @property

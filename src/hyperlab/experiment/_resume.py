@@ -1,6 +1,8 @@
 """Resume: how a driver takes up an experiment an earlier driver left (stopped, crashed, killed).
 
-``replay`` reads the stored history once, as the driver is built: a fresh tuner learns it
+``replay`` reads the stored history once, as the driver is built (a stream, ``StoredTrials``,
+so that no more than a batch of trials is in memory at a time: a million trials would take
+gigabytes): a fresh tuner learns it
 (``_history.feed_history``), the trials that ended are counted, the paused ones stay paused,
 and the interrupted ones (waiting, running, or SYS_CANCELED by a stop or a crash) are queued
 to run again with ``attempt + 1``. Those waiting or running may still run, their driver dead:
@@ -11,7 +13,7 @@ and ``still_queued`` keeps those it did not take.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from hyperlab.config import ExperimentOptions
@@ -23,7 +25,39 @@ from hyperlab.store import Store
 from hyperlab.trial import Trial, TrialStatus
 from hyperlab.tuners.base import Tuner
 
-__all__ = ["Adopted", "Replayed", "adopt_orphans", "replay", "run_again", "still_queued"]
+__all__ = [
+    "Adopted",
+    "Replayed",
+    "StoredTrials",
+    "adopt_orphans",
+    "replay",
+    "run_again",
+    "still_queued",
+]
+
+BATCH = 1000
+"""Trials ``StoredTrials`` reads at a time."""
+
+
+@dataclass(frozen=True)
+class StoredTrials:
+    """An experiment's stored trials in number order, read from ``store`` a batch at a time
+    (``Store.iter_trials``) each time they are iterated: the history a resume replays,
+    without holding every trial at once.
+
+    Attributes:
+        store: The store that holds them.
+        experiment_id: Their experiment.
+        reports: Read each trial's reports too.
+    """
+
+    store: Store
+    experiment_id: str
+    reports: bool = False
+
+    def __iter__(self) -> Iterator[Trial]:
+        for batch in self.store.iter_trials(self.experiment_id, reports=self.reports, batch=BATCH):
+            yield from batch
 
 
 @dataclass
@@ -35,8 +69,7 @@ class Replayed:
             defined by run that the ended trials have.
         imported: How many imported results it learnt.
         next_number: The number the next trial created takes.
-        ended: The trials that ended for good, in number order (to count, and for the failure
-            rules).
+        phased: The trials with phases (``Trial.phases``), in number order.
         paused: The trials a scheduler paused, by number: they stay paused.
         reported: The paused trials that reported something.
         orphans: The trials the last driver left waiting or running (without their reports),
@@ -48,7 +81,7 @@ class Replayed:
     tuner: Tuner
     imported: int = 0
     next_number: int = 0
-    ended: list[Trial] = field(default_factory=list)
+    phased: list[Trial] = field(default_factory=list)
     paused: dict[int, Trial] = field(default_factory=dict)
     reported: set[int] = field(default_factory=set)
     orphans: dict[int, Trial] = field(default_factory=dict)
@@ -57,7 +90,7 @@ class Replayed:
 
 
 def replay(
-    history: list[Trial],
+    history: Iterable[Trial],
     *,
     store: Store,
     experiment_id: str,
@@ -65,6 +98,7 @@ def replay(
     seed: int,
     tuner: Tuner,
     by_run: DefinedByRun,
+    on_ended: Callable[[Trial], None],
 ) -> Replayed:
     """Take up ``history`` (the stored trials, in number order) with a fresh ``tuner``.
 
@@ -72,11 +106,18 @@ def replay(
     would model some, a new tuner of the experiment is built on them (a tuner that refuses
     them, a grid, keeps its space, and they stay drawn independently). The tuner then learns
     the imported results, the ended trials and their phases that fit its space; the
-    interrupted trials are ``requeued`` to it.
+    interrupted trials are ``requeued`` to it. ``on_ended`` is given each trial that ended for
+    good, in number order (to count, and for the failure rules).
+
+    ``history`` is iterated once, or twice when trials defined parameters by run (the first
+    pass finds which of them the tuner models); no trial is kept but those that stay paused,
+    run again, or have phases.
     """
-    for trial in history:  # which parameters defined by run the tuner models
-        if trial.status.is_finished():
-            by_run.ended(trial)
+    counted = bool(by_run.params)  # else the tuner's space is the declared one, whatever ended
+    if counted:
+        for trial in history:  # which parameters defined by run the tuner models
+            if trial.status.is_finished():
+                by_run.ended(trial)
     space = by_run.space()
     if space is not tuner.space:
         try:
@@ -85,21 +126,27 @@ def replay(
             by_run.modelled = False
             space = tuner.space
     imported = imported_trials(store, experiment_id, options)
-    feed_history(tuner, space, imported, history, requeue=True)
     took = Replayed(tuner, imported=len(imported))
-    for trial in history:
+
+    def take(trial: Trial) -> None:
+        if not counted and trial.status.is_finished():
+            by_run.ended(trial)
         took.next_number = max(took.next_number, trial.number + 1)
+        if trial.phases:
+            took.phased.append(trial)
         if trial.status is TrialStatus.PAUSED:
             took.paused[trial.number] = trial  # stays paused: a scheduler resumes it
             if trial.reports:
                 took.reported.add(trial.number)
         elif ended(trial.status):
-            took.ended.append(trial)
+            on_ended(trial)
         else:
             if not trial.status.is_finished():
                 took.orphans[trial.number] = replace(trial, reports=())
             took.reruns.add(trial.number)
             took.requeue.append(run_again(trial))
+
+    feed_history(tuner, space, imported, history, requeue=True, each=take)
     return took
 
 
