@@ -86,3 +86,22 @@ def test_a_streamed_replay_proposes_what_a_replay_of_the_whole_list_does(tmp_pat
     assert [t.params for t in first.trials] == [t.params for t in second.trials]
     assert [t.status for t in first.trials] == [t.status for t in second.trials]
     assert first.best_value == second.best_value
+
+
+def test_budget_available_on_a_resumed_handle_counts_without_reading_every_trial(
+    tmp_path, monkeypatch
+):
+    url = _stored(tmp_path, "store.db")
+
+    def no_whole_read(*args: object, **kwargs: object) -> None:
+        raise AssertionError("every trial read")
+
+    monkeypatch.setattr(Store, "get_trials", no_whole_read)
+    monkeypatch.setattr(Store, "iter_trials", no_whole_read)
+    store = Store.open(url)
+    record = store.get_experiment("streamed")
+    spent = _experiment.Experiment.attach(store, record, record.options, _objective, False, url)
+    assert spent.budget_available() is False  # 30 of max_trials=30
+    more = record.options.model_copy(update={"max_trials": 31})
+    room = _experiment.Experiment.attach(store, record, more, _objective, False, url)
+    assert room.budget_available() is True
