@@ -174,3 +174,52 @@ def test_a_copied_trial_is_equal_and_shares_nothing_that_can_change() -> None:
     assert copied.user_attrs["l"] is not listed
     assert copied.metrics["user_attrs"]["l"] is copied.user_attrs["l"]  # shared as it was
     assert copied.system_attrs["constraints"] is not trial.system_attrs["constraints"]
+
+
+def _mixed(trial: Any) -> float:
+    x = trial.suggest_float("x", -1.0, 1.0)
+    kind = trial.suggest_categorical("kind", ["a", "b"])
+    trial.set_user_attr("kind", kind)
+    trial.report(x, 0)
+    if trial.number % 5 == 3:
+        raise optuna.TrialPruned()
+    if trial.number % 7 == 6:
+        raise ValueError("a failing trial")
+    return x**2 + (kind == "b")
+
+
+def test_reads_after_optimize_come_from_its_view_while_nothing_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After ``optimize``, ``trials`` and ``best_*`` are what the store has (as a fresh load
+    reads them), served from the run's view with one query while no trial changed; once
+    another study object of the same store adds trials, they are read again."""
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    study = optuna.create_study(
+        study_name="kept", storage=url, sampler=optuna.samplers.RandomSampler(seed=1)
+    )
+    study.optimize(_mixed, n_trials=20, catch=(ValueError,))
+    stored = optuna.load_study(study_name="kept", storage=url).trials
+    assert stored == study.trials  # as stored, states, values, attrs and reports included
+    best = study.best_trial
+    assert best == optuna.load_study(study_name="kept", storage=url).best_trial
+
+    from hyperlab.store import Store
+
+    reads = []
+    get_trials = Store.get_trials
+    monkeypatch.setattr(
+        Store, "get_trials", lambda self, *a, **k: reads.append(1) or get_trials(self, *a, **k)
+    )
+    assert study.trials == stored and study.best_params == best.params
+    assert study.get_trials(states=(optuna.trial.TrialState.PRUNED,)) == [
+        t for t in stored if t.state is optuna.trial.TrialState.PRUNED
+    ]
+    assert reads == []  # served from the view
+
+    other = optuna.load_study(
+        study_name="kept", storage=url, sampler=optuna.samplers.RandomSampler(seed=2)
+    )
+    other.optimize(lambda trial: trial.suggest_float("x", -1.0, 1.0) - 5.0, n_trials=2)
+    assert len(study.trials) == 22  # the store changed: read again
+    assert study.best_value == other.best_value < -4.0

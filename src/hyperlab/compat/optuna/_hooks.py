@@ -117,6 +117,12 @@ class TrialView:
             self._best = trial
 
     @property
+    def running(self) -> bool:
+        """Whether a trial it saw start has not ended."""
+        with self._lock:
+            return bool(self._running)
+
+    @property
     def best(self) -> FrozenTrial | None:
         """The feasible COMPLETE trial with the best value (the lowest number among equals),
         if any (None with several objectives)."""

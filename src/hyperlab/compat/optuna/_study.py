@@ -79,19 +79,31 @@ class Study:
         self._session: AskTell | None = None
         self._reader: Store | None = None  # opened by the first read, for every later one
         self._view: TrialView | None = None  # the trials, while optimize or a session runs
+        # the last optimize's view and the store's change cursor when it ended: it serves the
+        # reads after it (best_params, trials) while the cursor has not moved
+        self._kept: tuple[TrialView, int] | None = None
         self._lock = threading.Lock()
         self._session_lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
         """The study without what only this process has (its running experiment, locks)."""
         state = dict(self.__dict__)
-        for name in ("_lock", "_session_lock", "_experiment", "_session", "_reader", "_view"):
+        for name in (
+            "_lock",
+            "_session_lock",
+            "_experiment",
+            "_session",
+            "_reader",
+            "_view",
+            "_kept",
+        ):
             state.pop(name)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._experiment, self._session, self._reader, self._view = None, None, None, None
+        self._kept = None
         self._lock, self._session_lock = threading.Lock(), threading.Lock()
 
     # ---- what it is ------------------------------------------------------------------------
@@ -170,6 +182,7 @@ class Study:
         self._end_session()
         objective = Objective(self, func, caught)
         stored = self.get_trials(deepcopy=False)
+        self._kept = None
         view = TrialView(stored, self._maximize(), objective.trials.get)
         hooks = [OptimizeHooks(self, objective, view, list(callbacks or ()), gc_after_trial)]
         executor = "inprocess" if jobs == 1 else "threads"
@@ -191,8 +204,28 @@ class Study:
             if timer is not None:
                 timer.cancel()
             self._experiment = self._view = None
+        self._keep(view)
         if objective.fatal is not None:
             raise objective.fatal
+
+    def _keep(self, view: TrialView) -> None:
+        """Keep the ended ``optimize``'s view for the reads after it, with the change cursor
+        of its experiment as stored now (the driver wrote every trial before it returned)."""
+        if self._id is not None and not view.running:
+            self._kept = (view, self._store().change_cursor(self._id))
+
+    def _kept_view(self) -> TrialView | None:
+        """The last ``optimize``'s view while the study's trials are still what it saw (no
+        status changed since, in this process or another): one query instead of a read of
+        every trial."""
+        kept = self._kept
+        if kept is None or self._id is None:
+            return None
+        view, cursor = kept
+        if self._store().change_cursor(self._id) != cursor:
+            self._kept = None
+            return None
+        return view
 
     def _maximize(self) -> bool | None:
         """Whether the study maximizes; None with several objectives (no best trial)."""
@@ -336,7 +369,7 @@ class Study:
         """The study's trials, in number order (those in ``states`` only, if given): while
         ``optimize`` runs, every trial that ended and those running, from memory (see
         ``_hooks``); else as stored."""
-        view = self._view
+        view = self._view if self._view is not None else self._kept_view()
         if view is not None:
             return view.trials(states, deepcopy)
         if self._id is None:
@@ -386,7 +419,7 @@ class Study:
                 "A single best trial cannot be retrieved from a multi-objective study. Consider "
                 "using Study.best_trials to retrieve a list containing the best trials."
             )
-        view = self._view
+        view = self._view if self._view is not None else self._kept_view()
         best = None if view is None else view.best
         if best is not None:
             return best
