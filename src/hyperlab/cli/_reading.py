@@ -243,7 +243,7 @@ def _constraint_line(store: Any, record: Any) -> str | None:
 def _best_trials(store: Any, record: Any, limit: int) -> list[Any]:
     """The experiment's first ``limit`` trials by ``Mode.ranked`` (best value first, the
     earliest among equals, then those without a value by number), sorted by the database."""
-    from hyperlab.store._trial_queries import Key, TrialFilter, TrialOrder
+    from hyperlab.store import Key, TrialFilter, TrialOrder
     from hyperlab.trial import Mode
 
     order = TrialOrder(Key("value"), descending=record.options.first_mode is Mode.MAX)
@@ -280,7 +280,7 @@ def cmd_trials(args: argparse.Namespace) -> int:
 def _database_order(options: Any, sort: str, *, descending: bool) -> Any:
     """The ``TrialOrder`` the database sorts by as ``sort_trials`` would, or None where only
     ``sort_trials`` can (a trial's duration, a metric, several objectives)."""
-    from hyperlab.store._trial_queries import Key, TrialOrder
+    from hyperlab.store import Key, TrialOrder
     from hyperlab.trial import Mode
 
     reverse = descending != sort.startswith("-")
@@ -294,7 +294,7 @@ def _database_order(options: Any, sort: str, *, descending: bool) -> Any:
 
 def _page(store: Any, experiment_id: str, status: Any, order: Any, limit: int) -> list[Any]:
     """The first ``limit`` trials (in ``status`` if given) in ``order``, with their phases."""
-    from hyperlab.store._trial_queries import TrialFilter
+    from hyperlab.store import TrialFilter
 
     where = TrialFilter(statuses=None if status is None else frozenset({status}))
     numbers = store.page_trials(experiment_id, where, order, limit=limit).numbers
