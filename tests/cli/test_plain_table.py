@@ -6,6 +6,8 @@ import io
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 from rich.table import Table
 
@@ -16,9 +18,7 @@ _PIECES = ["a", "Z", " ", "é", "中", "😀", "e\u0301", "-", "0", "\u200b", "�
 
 def _console(width: int, **kwargs: object) -> tuple[Console, io.StringIO]:
     out = io.StringIO()
-    console = Console(
-        file=out, markup=False, emoji=False, highlight=False, width=width, **kwargs
-    )  # type: ignore[arg-type]
+    console = Console(file=out, markup=False, emoji=False, highlight=False, width=width, **kwargs)  # type: ignore[arg-type]
     return console, out
 
 
@@ -62,3 +62,23 @@ def test_a_terminal_or_another_encoding_left_to_rich() -> None:
     ascii_console, _ = _console(10_000)
     ascii_console.file = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
     assert plain_table(ascii_console, ["h"], [["x"]]) is None
+
+
+_ANY = st.characters(exclude_categories=("Cs",))  # any character a str can hold
+_SHOWN = st.characters(exclude_categories=("Cs", "Cc"))  # those rich lays out itself excluded
+
+
+@given(
+    headers=st.lists(st.text(_SHOWN, max_size=8), min_size=1, max_size=5),
+    cells=st.lists(st.text(st.one_of(_SHOWN, _ANY), max_size=12), max_size=30),
+    width=st.integers(min_value=10, max_value=200),
+)
+@settings(max_examples=200, deadline=None)
+def test_any_text_is_rich_own_or_declined(headers: list[str], cells: list[str], width: int) -> None:
+    """Whatever the cells hold (any Unicode) and however wide the console: rich's text, or None."""
+    columns = len(headers)
+    rows = [cells[i : i + columns] for i in range(0, len(cells) - columns + 1, columns)]
+    console, out = _console(width)
+    plain = plain_table(console, headers, rows)
+    if plain is not None:
+        assert plain == _rich(console, out, headers, rows)
