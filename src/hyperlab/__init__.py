@@ -16,6 +16,7 @@ _EXPORTS = {
     "load": "hyperlab.experiment",
     "Experiment": "hyperlab.experiment",
     "Result": "hyperlab.experiment",
+    "TrialHandle": "hyperlab.experiment",
     "Callback": "hyperlab.experiment",
     "CommandTrial": "hyperlab.executors",
     # researches
@@ -86,6 +87,7 @@ __all__ = [
     "StoreUnavailable",
     "Trial",
     "TrialError",
+    "TrialHandle",
     "TrialNotFound",
     "TrialStatus",
     "TrialStopped",
@@ -143,7 +145,7 @@ if _typing.TYPE_CHECKING:
         TrialStopped,
     )
     from hyperlab.executors import CommandTrial
-    from hyperlab.experiment import Callback, Experiment, Result, load, resume, run
+    from hyperlab.experiment import Callback, Experiment, Result, TrialHandle, load, resume, run
     from hyperlab.reporting import (
         checkpoint,
         get_params,

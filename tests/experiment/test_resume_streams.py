@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import hyperlab
-from hyperlab.experiment import _api, _experiment
+from hyperlab.experiment import _experiment, _parts
 from hyperlab.experiment._resume import StoredTrials
 from hyperlab.store import Store
 
@@ -52,7 +52,7 @@ def test_the_budget_warning_counts_the_trials_without_reading_them(tmp_path, mon
 
     monkeypatch.setattr(Store, "get_trials", no_whole_read)
     with pytest.warns(UserWarning, match="already has 30 trials"):
-        _api._warn_if_spent(Store.open(url), "streamed", 30)
+        _parts.warn_if_spent(Store.open(url), "streamed", 30)
 
 
 def test_a_resume_without_assessor_streams_its_history_and_keeps_none_of_it(tmp_path):

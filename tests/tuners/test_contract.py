@@ -26,9 +26,12 @@ from hyperlab.tuners import TUNERS, Tuner, register_tuner, tuner_class, tuner_na
 
 
 def builtin_tuners() -> list[str]:
-    """Every tuner hyperlab registers, by its registered name (aliases left out)."""
+    """Every tuner hyperlab registers, by its registered name (aliases left out), but ``none``,
+    which proposes nothing by design (a strategy loop's: tests/experiment/test_strategy_loop.py)."""
     names = []
     for name in TUNERS.names():
+        if name == "none":
+            continue
         cls = tuner_class(name)
         if cls.__module__.startswith("hyperlab.") and tuner_name(cls) == name:
             names.append(name)

@@ -298,6 +298,16 @@ class ExperimentOptions(BaseModel):
         "[Budgets](#budgets)). A budget (`max_trials`, `max_duration`, or a finite grid) is "
         "required",
     )
+    budget_time: Annotated[
+        Literal["experiment", "trials"],
+        Doc("`experiment` or `trials`", 'Literal["experiment", "trials"]'),
+    ] = Field(
+        default="experiment",
+        description="what `max_duration` counts: `experiment` time (above), or `trials`: the "
+        "durations of the trials that ended, summed, as NNI's sequential engine counts its "
+        "`max_duration`; then a trial running when the sum reaches it finishes, and no trial "
+        "starts after",
+    )
     concurrency: Annotated[Concurrency, Doc("integer, 1 .. 10,000", "int")] = Field(
         default=1, description="trials at once"
     )
@@ -328,6 +338,12 @@ class ExperimentOptions(BaseModel):
         "itself, for `processes` trials an unpickled copy) with a note naming the trial and the "
         "experiment, or a `TrialError` quoting its error when there is no exception to raise "
         "(command trials, crashes, timeouts)",
+    )
+    callbacks_raise: Annotated[bool, Doc("boolean", "bool")] = Field(
+        default=False,
+        description="true: a callback's exception ends the experiment in ERROR and is raised by "
+        "`run` (and a strategy loop's `wait`), as NNI's engine lets its callbacks' exceptions "
+        "through; false logs it once and goes on",
     )
     fail_fast: Annotated[bool | int, Doc("boolean, or 1 .. 2^31 - 1", "bool | int")] = Field(
         default=True,

@@ -1,4 +1,5 @@
-"""Running experiments: the Python API (``run``, ``Experiment``, ``resume``, ``load``, and
+"""Running experiments: the Python API (``run``, ``Experiment`` and its strategy loop's
+``TrialHandle``, ``resume``, ``load``, and
 ``Options`` / ``ExecutorArgs``, the types of their keyword options), the driver loop that
 owns a running experiment, its set-up, and the ``Result`` read back.
 
@@ -38,6 +39,7 @@ from hyperlab.experiment._keywords import ExecutorArgs, Options
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._scheduling import replay_to_assessor
 from hyperlab.experiment._setup import load_objective, random_seed
+from hyperlab.experiment._strategy import TrialHandle
 
 __all__ = [
     "DETACHED_STORAGE_VAR",
@@ -49,6 +51,7 @@ __all__ = [
     "Experiment",
     "Options",
     "Result",
+    "TrialHandle",
     "check_id",
     "error_kind",
     "last_line",

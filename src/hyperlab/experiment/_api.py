@@ -15,23 +15,20 @@ print(result.best_params, result.best_value)
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from typing_extensions import Unpack
 
 from hyperlab._steering import budget_changes
-from hyperlab.config import validate_options
 from hyperlab.errors import ConfigError
 from hyperlab.experiment._callbacks import Callback
 from hyperlab.experiment._experiment import Experiment
 from hyperlab.experiment._keywords import Options
 from hyperlab.experiment._parts import check_keywords
 from hyperlab.experiment._result import Result
-from hyperlab.experiment._setup import load_objective
 from hyperlab.space import SearchSpace
-from hyperlab.store import Store, TrialFilter
+from hyperlab.store import Store
 
 __all__ = ["load", "resume", "run"]
 
@@ -196,29 +193,15 @@ def _continue(
 ) -> Result:
     """Run a stored experiment again, with ``changes`` (checked by ``budget_changes``) to its
     options; the driver records the options it runs with as it starts."""
-    store = Store.open(storage)
-    record = store.get_experiment(store.resolve(experiment))
-    record.check_not_running()
-    options = validate_options(**{**record.options.model_dump(), **changes})
-    if "max_trials" in changes:
-        _warn_if_spent(store, record.id, changes["max_trials"])
-    if objective is None:
-        objective = load_objective(record)
-    attached = Experiment.attach(store, record, options, objective, progress, storage, callbacks)
+    attached = Experiment.resume(
+        experiment,
+        storage=storage,
+        objective=objective,
+        progress=progress,
+        callbacks=callbacks,
+        **changes,
+    )
     return attached.run(port=port, host=host)
-
-
-def _warn_if_spent(store: Store, experiment_id: str, max_trials: int) -> None:
-    """Warn when ``max_trials`` leaves no room for a new trial (which NNI's manager accepts)."""
-    created = store.count_trials(experiment_id, TrialFilter())  # a count: not every trial read
-    if created >= max_trials:
-        warnings.warn(
-            f"max_trials={max_trials}: experiment {experiment_id} already has {created} trials, "
-            "so it creates no new one; those that were interrupted run again, then it ends "
-            "DONE (as NNI does with a lower maxTrialNumber)",
-            UserWarning,
-            stacklevel=4,
-        )
 
 
 def load(experiment: str, storage: str | os.PathLike | None = None) -> Result:

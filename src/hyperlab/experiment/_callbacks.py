@@ -94,10 +94,17 @@ class CallbackRunner:
     Args:
         callbacks: As ``check_callbacks`` returned them.
         experiment_id: Named in the log line of a callback's error.
+        keep_errors: Keep a callback's first error in ``error`` rather than log it
+            (``callbacks_raise=True``): the driver's loop raises it, which ends the run in
+            ERROR; never from inside a trial that reported, whatever its executor.
     """
 
-    def __init__(self, callbacks: Sequence[Any], experiment_id: str) -> None:
+    def __init__(
+        self, callbacks: Sequence[Any], experiment_id: str, *, keep_errors: bool = False
+    ) -> None:
         self.experiment_id = experiment_id
+        self.keep_errors = keep_errors
+        self.error: Exception | None = None
         self._hooks: dict[str, list[_Hook]] = {name: [] for name in HOOKS}
         for index, callback in enumerate(callbacks):
             for name in HOOKS:
@@ -127,6 +134,10 @@ class CallbackRunner:
         try:
             hook.method(*args)
         except Exception as exc:
+            if self.keep_errors:
+                if self.error is None:
+                    self.error = exc
+                return
             if hook.label in self._logged:
                 return
             self._logged.add(hook.label)

@@ -25,6 +25,7 @@ from hyperlab._interrupts import interrupts_deferred
 from hyperlab.assessors.base import Assessor
 from hyperlab.config import ExperimentOptions
 from hyperlab.environment import EnvironmentCapture
+from hyperlab.errors import ConfigError
 from hyperlab.executors.base import Executor
 from hyperlab.experiment._clock import SYSTEM_CLOCK, Clock
 from hyperlab.experiment._controls import Change, Situation, decide
@@ -35,6 +36,7 @@ from hyperlab.experiment._objective import ConstraintsFunc
 from hyperlab.experiment._progress import make_progress
 from hyperlab.experiment._resume import adopt_orphans, still_queued
 from hyperlab.experiment._scheduling import Verdict
+from hyperlab.experiment._strategy import TrialHandle
 from hyperlab.store import HEARTBEAT_INTERVAL, ExperimentRecord, LeaseLost, Store, StoreUnavailable
 from hyperlab.trial import CUSTOM_TRIAL, ExperimentStatus, Trial, TrialStatus
 from hyperlab.tuners.base import Tuner
@@ -45,12 +47,13 @@ POLL_TIMEOUT = 0.05
 ENVIRONMENT_WAIT = 10.0  # seconds a run's end waits for its environment capture
 
 
-def budget_left(options: ExperimentOptions, created: int, elapsed: float) -> bool:
+def budget_left(options: ExperimentOptions, created: int, spent: float) -> bool:
     """True while ``options`` let an experiment create another trial: it created fewer than
-    ``max_trials`` and spent less than ``max_duration`` seconds of experiment time."""
+    ``max_trials`` and spent less than ``max_duration`` seconds (of experiment time, or of its
+    trials' with ``budget_time="trials"``)."""
     max_trials, max_duration = options.max_trials, options.max_duration
     return (max_trials is None or created < max_trials) and (
-        max_duration is None or elapsed < max_duration
+        max_duration is None or spent < max_duration
     )
 
 
@@ -74,6 +77,8 @@ class Driver(TrialFlow):
             readers), or None.
         callbacks: Objects whose ``on_trial_start``, ``on_report`` and ``on_trial_end`` this
             driver calls (checked by ``check_callbacks``; see ``hyperlab.Callback``).
+        counted: Trials and seconds the budget counts as spent before this run (NNI's
+            ``load_state_dict``).
         environment: The environment capture of a new experiment still under way: the driver
             writes it to the store once it is done (at the latest as the run ends).
     """
@@ -95,6 +100,7 @@ class Driver(TrialFlow):
         server_url: str | None = None,
         callbacks: Sequence[Any] = (),
         environment: EnvironmentCapture | None = None,
+        counted: tuple[int, float] = (0, 0.0),
     ) -> None:
         super().__init__(
             store,
@@ -109,6 +115,7 @@ class Driver(TrialFlow):
             clock=clock,
             callbacks=callbacks,
         )
+        self.counted = counted
         self.server_url = server_url
         self.started = threading.Event()
         self.keeper: LeaseKeeper | None = None
@@ -158,9 +165,59 @@ class Driver(TrialFlow):
             return False
         return (
             not self.drain_asked
-            and not self.exhausted
-            and budget_left(self.options, self.next_number, self.elapsed())
+            and (not self.exhausted or self.submissions.attached)
+            and budget_left(self.options, self.created, self.spent())
         )
+
+    def submit(self, params: list[dict[str, Any]]) -> list[TrialHandle]:
+        """Queue trials a strategy loop submits, checked parameter sets (any thread): they
+        run before any the tuner proposes; their handles resolve once they ended.
+
+        Raises:
+            ConfigError: the run ended or is ending, or the budget has no room for them all
+                (nothing is queued then; the message is NNI's engine's).
+        """
+        with self.submissions.lock:
+            self._check_room(len(params))
+            return self.submissions.submit(params, self._next_locked)
+
+    def _next_locked(self) -> int:
+        number = self.next_number  # the caller holds submissions.lock
+        self.next_number += 1
+        return number
+
+    def _check_room(self, count: int) -> None:
+        """Raise ConfigError unless ``count`` more trials may be created now: a spent budget
+        is named first (in NNI's words), as the reason a run that spent it ended."""
+        created, max_trials = self.created, self.max_trials
+        if max_trials is not None and created + count > max_trials:
+            raise ConfigError(
+                f"experiment {self.id}: Maximum number of models reached "
+                f"({created + count} > {max_trials}). Models cannot be submitted anymore: "
+                f"{created} of its max_trials={max_trials} trials were created, so "
+                f"{max_trials - created} more can be, and {count} were submitted"
+            )
+        limit, spent = self.options.max_duration, self.spent()
+        if limit is not None and spent >= limit:
+            counted = (
+                "its trials' durations"
+                if self.options.budget_time == "trials"
+                else "experiment time"
+            )
+            raise ConfigError(
+                f"experiment {self.id}: Maximum duration reached ({spent:f} > {limit:f}). "
+                f"Models cannot be submitted anymore: max_duration={limit:g} s of {counted} "
+                "are spent"
+            )
+        if self.submissions.closed or self.closing or self.ending is not None:
+            status = self.ending or self.status
+            raise ConfigError(
+                f"experiment {self.id} ended ({status}): no trial can be submitted; "
+                f"hyperlab.Experiment.resume({self.id!r}) continues it"
+            )
+        if self.stop_asked is not None or self.drain_asked:
+            why = "it is stopping" if self.stop_asked is not None else "drain() was called"
+            raise ConfigError(f"experiment {self.id}: {why}, so no trial can be submitted")
 
     def request_stop(self, why: str) -> None:
         """Ask the loop to stop the experiment (STOPPED) at its next turn; any thread."""
@@ -212,6 +269,8 @@ class Driver(TrialFlow):
         try:
             while True:
                 self._housekeeping()
+                if self.submissions:
+                    self._take_submitted()
                 if self.ending is None:
                     self._schedule()
                     self._submit_more()
@@ -219,14 +278,21 @@ class Driver(TrialFlow):
                     self.progress.update(self)
                 if not self.executor.running and (self.ending is not None or self._no_more()):
                     break
-                self.executor.poll(0 if self._can_submit() else POLL_TIMEOUT)
+                if self._can_submit():
+                    self.executor.poll(0)
+                elif self.submissions.attached and not self.executor.running:
+                    self.submissions.idle(POLL_TIMEOUT)  # woken by the next submit
+                else:
+                    self.executor.poll(POLL_TIMEOUT)
+                if self.callbacks.error is not None:  # callbacks_raise: it ends the run
+                    raise self.callbacks.error
             final = self.ending or ExperimentStatus.DONE
         except KeyboardInterrupt:
             self.ending, final = ExperimentStatus.STOPPED, ExperimentStatus.STOPPED
             self._shutdown(TrialStatus.SYS_CANCELED)
             raise
-        except (LeaseLost, StoreUnavailable):  # nothing more can be written
-            self._abandon()
+        except (LeaseLost, StoreUnavailable) as exc:  # nothing more can be written
+            self._abandon(exc)
             raise
         except BaseException:
             self.ending, final = ExperimentStatus.ERROR, ExperimentStatus.ERROR
@@ -253,7 +319,12 @@ class Driver(TrialFlow):
         if self.stop_asked is not None and self.ending is None:
             self._end(ExperimentStatus.STOPPED, TrialStatus.SYS_CANCELED)
         max_duration = self.options.max_duration
-        if max_duration is not None and self.ending is None and self.elapsed() >= max_duration:
+        if (
+            max_duration is not None
+            and self.ending is None
+            and self.options.budget_time == "experiment"  # else it only stops new trials
+            and self.spent() >= max_duration
+        ):
             self._end(ExperimentStatus.DONE, TrialStatus.SYS_CANCELED)
         assert self.keeper is not None
         if not riding and tick - self._last_beat >= HEARTBEAT_INTERVAL:
@@ -266,7 +337,7 @@ class Driver(TrialFlow):
             )
         if self.environment is not None and self.environment.done:
             self._write_environment()
-        if tick - self._last_flush >= FLUSH_INTERVAL:  # with nothing pending too: the time spent
+        if tick - self._last_flush >= FLUSH_INTERVAL or self.commit_soon:  # the time spent too
             self._flush()
             # counted from the flush's end: a commit slower than the interval (a busy server)
             # must not make every loop turn commit, which would run only `concurrency` trials
@@ -279,6 +350,10 @@ class Driver(TrialFlow):
         riding = self.outage.active
         if not self.outage.flush():
             return False
+        if self.ends:  # committed: their handles resolve
+            self.submissions.resolve(self.ends)
+            self.ends = []
+        self.commit_soon = False
         assert self.keeper is not None
         self.keeper.recorded()
         if riding:
@@ -310,6 +385,7 @@ class Driver(TrialFlow):
                     verdict = self.stop_reasons.pop(trial.number, Verdict(reason))
                     self._finish(trial, verdict.status, now, error=verdict.error)
                 status = self.ending or ExperimentStatus.DONE
+                self._take_submitted()  # written: a resume runs them, or they are cancelled
                 if status is not ExperimentStatus.STOPPED:  # never resumed: stopped early
                     self._end_paused(now)
                     self._cancel_queued(now)
@@ -317,10 +393,13 @@ class Driver(TrialFlow):
                 if self.environment is not None:
                     self._write_environment(ENVIRONMENT_WAIT)
                 self.outage.settle(self.store.flush)  # the store may be restarting
+                self.submissions.resolve(self.ends)
+                self.ends = []
                 lease = self.keeper.lease
                 self.outage.settle(lambda: self.store.release_lease(lease, elapsed=self.elapsed()))
         finally:
             self.keeper.stop()
+            self.submissions.close(lambda number: self.store.get_trial(self.id, number), None)
 
     def _end_paused(self, now: float) -> None:
         """At the end of an experiment (not a stop, which a resume continues), the trials a
@@ -340,13 +419,15 @@ class Driver(TrialFlow):
             self.active[trial.number] = trial
             self._finish(trial, TrialStatus.SYS_CANCELED, now)
 
-    def _abandon(self) -> None:
-        """The lease is lost: let go of what runs here and write nothing more.
+    def _abandon(self, why: BaseException) -> None:
+        """The lease is lost (or the store gone): let go of what runs here and write nothing
+        more; a strategy's handles left get ``why``.
 
         Trials that outlive their driver (commands) are left to the driver that took over,
         which adopts them; the executor stops the others.
         """
         self.closing = True
+        self.submissions.close(None, why)
         self.active.clear()  # end events of what still runs are ignored from now on
         assert self.keeper is not None
         self.keeper.stop()
@@ -382,8 +463,7 @@ class Driver(TrialFlow):
             self._install(self._retuned(self.by_run.space()))
             self.store.update_experiment(self.id, space=change.space.to_nni())
         if change.add is not None:
-            trial = self.records.new(self.next_number, change.add, source=CUSTOM_TRIAL)
-            self.next_number += 1
+            trial = self.records.new(self._take_number(), change.add, source=CUSTOM_TRIAL)
             self.store.put_trial(trial)
             self.requeue.append(trial)
         for result in change.imported:

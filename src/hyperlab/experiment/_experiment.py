@@ -1,5 +1,6 @@
-"""``Experiment``: a handle on one experiment, to run it here or in the background, stop it,
-wait for it, and what happens when trials fail, on Ctrl-C and when the script ends."""
+"""``Experiment``: a handle on one experiment, to run it here or in the background, drive it
+from a strategy loop (``_loop_api``), stop it, wait for it, and what happens when trials fail,
+on Ctrl-C and when the script ends."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from typing_extensions import Unpack
 
+from hyperlab._steering import budget_changes
 from hyperlab._terminal import printable
 from hyperlab.config import (
     ExperimentConfig,
@@ -21,6 +23,7 @@ from hyperlab.config import (
     ResearchOptions,
     executor_fields,
     load_config,
+    validate_options,
 )
 from hyperlab.environment import EnvironmentCapture
 from hyperlab.errors import ConfigError, TrialError
@@ -31,6 +34,7 @@ from hyperlab.experiment._driver import Driver
 from hyperlab.experiment._fatal import failure_to_raise
 from hyperlab.experiment._ids import check_id, check_id_is_new
 from hyperlab.experiment._keywords import Options
+from hyperlab.experiment._loop_api import StrategyLoop
 from hyperlab.experiment._parts import (
     Parts,
     check_options,
@@ -39,13 +43,14 @@ from hyperlab.experiment._parts import (
     new_record,
     stored_parts,
     warn_if_named_twice,
+    warn_if_spent,
     write_folder,
 )
-from hyperlab.experiment._requests_api import Requests
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._resume import StoredTrials
 from hyperlab.experiment._serving import Serving, check_serving, serve
-from hyperlab.experiment._setup import objective_folder, trial_objective
+from hyperlab.experiment._setup import load_objective, objective_folder, trial_objective
+from hyperlab.experiment._strategy import TrialHandle
 from hyperlab.space import SearchSpace
 from hyperlab.store import (
     ExperimentRecord,
@@ -56,15 +61,22 @@ from hyperlab.trial import ExperimentStatus, Trial
 
 __all__ = ["Experiment"]
 
+NO_TUNER = "none"
+"""The tuner of a strategy loop no tuner was named for: it proposes nothing."""
+
 ENVIRONMENT_WAIT = 10.0
 """Seconds ``save`` waits for the environment capture (its git calls stop after 5)."""
 
 
-class Experiment(Requests):
-    """A handle on one experiment: create it, start it in the background, wait, stop.
+class Experiment(StrategyLoop):
+    """A handle on one experiment: create it, start it in the background, wait, stop, or
+    drive it from a loop of your own (``submit``, ``wait``, ``as_completed``, ``trials``).
 
     Takes the same arguments as ``hyperlab.run``. Everything is validated here, before
     anything is written: a bad option raises ``ConfigError`` and leaves the store untouched.
+    Without a ``tuner``, ``run``, ``start`` and ``save`` use ``auto`` (which needs a budget),
+    while an experiment driven by ``submit`` runs only what is submitted (``tuner=None``
+    asks for that anywhere).
 
     Example:
         >>> exp = hyperlab.Experiment(objective, space, max_trials=100, executor="processes",
@@ -72,6 +84,12 @@ class Experiment(Requests):
         >>> exp.start()           # returns once the experiment is recorded and running
         >>> exp.status            # ExperimentStatus.RUNNING
         >>> result = exp.wait()   # blocks until it ends
+
+        A strategy loop, ended cleanly by the ``with`` block:
+
+        >>> with hyperlab.Experiment(objective, space, concurrency=4) as exp:
+        ...     handles = exp.submit([{"x": 1.0}, {"x": 2.0}])
+        ...     trials = exp.wait(handles)   # the ended trials, in the order submitted
     """
 
     def __init__(
@@ -93,6 +111,13 @@ class Experiment(Requests):
         hooks = check_callbacks(callbacks)
         checked, tuner, assessor, constraints = check_options(options, research)
         space = SearchSpace.coerce(space)
+        # no tuner named: `auto` for run/start/save, none for a strategy loop; built first
+        # with the one the budget allows (`auto` needs one), the other when it is chosen
+        self._default_tuner = "tuner" not in options
+        if self._default_tuner and checked.max_trials is None and checked.max_duration is None:
+            tuner = NO_TUNER
+            checked = checked.model_copy(update={"tuner": NO_TUNER})
+        self._given = (checked, space, objective, assessor, constraints)
         parts = new_parts(checked, space, objective, tuner, assessor, constraints)
         store = Store.open(storage)
         files = store.files_dir()
@@ -110,7 +135,9 @@ class Experiment(Requests):
             objective,
             instances(tuner, assessor, constraints),
         )
+        default_tuner = self._default_tuner
         self._setup(store, record, parts, None, progress, storage, hooks)
+        self._default_tuner = default_tuner
         code_dir = (  # where its git state is read: a command's folder, a research's
             objective.code_dir  # project, else its module's
             if isinstance(objective, CommandTrial)
@@ -148,6 +175,9 @@ class Experiment(Requests):
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
         self._server: Serving | None = None
+        self._default_tuner = False  # a new experiment's __init__ says otherwise
+        self._counted = (0, 0.0)  # load_state_dict's
+        self._starting = threading.Lock()  # one start, whichever thread submits first
 
     @classmethod
     def from_config(
@@ -201,6 +231,45 @@ class Experiment(Requests):
                 if name in ExperimentOptions.model_fields and name not in executor
             },
         )
+
+    @classmethod
+    def resume(
+        cls,
+        experiment: str,
+        *,
+        storage: str | os.PathLike | None = None,
+        objective: Callable[..., Any] | None = None,
+        progress: bool | float | None = None,
+        callbacks: Sequence[Callback] | None = None,
+        max_trials: int | None = None,
+        max_duration: float | str | None = None,
+        concurrency: int | None = None,
+    ) -> Experiment:
+        """A handle that continues a stored experiment (stopped, or whose driver died), not
+        running yet: ``run`` it to its end (as ``hyperlab.resume``), ``start`` it, or drive it
+        from a strategy loop again, whose ``trials`` gives back the trials it had: those that
+        ended, and those interrupted, which run again (``attempt + 1``) and resolve once ended.
+
+        Args: as ``hyperlab.resume``'s.
+
+        Raises:
+            ConfigError: a change of the wrong type or out of range, an objective that cannot
+                be loaded, or an ambiguous name (nothing is written).
+            ExperimentNotFound: no such experiment in the store.
+            ExperimentBusy: a driver runs it now (the message names its pid and host).
+        """
+        store = Store.open(storage)
+        record = store.get_experiment(store.resolve(experiment))
+        record.check_not_running()
+        changes = budget_changes(
+            max_trials=max_trials, max_duration=max_duration, concurrency=concurrency
+        )
+        options = validate_options(**{**record.options.model_dump(), **changes})
+        if "max_trials" in changes:
+            warn_if_spent(store, record.id, changes["max_trials"])
+        if objective is None:
+            objective = load_objective(record)
+        return cls.attach(store, record, options, objective, progress, storage, callbacks)
 
     @classmethod
     def attach(
@@ -283,11 +352,32 @@ class Experiment(Requests):
         """The REST API and dashboard server of a run started with ``port=``, while it runs."""
         return self._server
 
-    def _make_driver(self, port: int | None = None, host: str = "127.0.0.1") -> Driver:
+    def _choose_tuner(self, name: str) -> None:
+        """Build a new experiment's parts again with the tuner ``name`` when no tuner was
+        named (``auto`` for a run, none for a strategy loop), before it is written.
+
+        Raises:
+            ConfigError: ``auto`` without a budget (nothing is written).
+        """
+        if not self._default_tuner or self._history is not None or self._options.tuner == name:
+            return
+        checked, space, objective, assessor, constraints = self._given
+        kept = {"seed": self._options.seed, "working_dir": self._options.working_dir, "tuner": name}
+        parts = new_parts(
+            checked.model_copy(update=kept), space, objective, name, assessor, constraints
+        )
+        self._options, self._tuner = parts.options, parts.tuner
+        self._assessor, self._executor = parts.assessor, parts.executor
+        self._record = replace(self._record, options=parts.options)
+
+    def _make_driver(
+        self, port: int | None = None, host: str = "127.0.0.1", *, strategy: bool = False
+    ) -> Driver:
         """The driver; with ``port``, the experiment is served there while it runs (checked
-        before anything is written)."""
+        before anything is written); ``strategy``: for a strategy loop."""
         if self._driver is not None:
             raise ConfigError(f"experiment {self.id} was already started")
+        self._choose_tuner(NO_TUNER if strategy else "auto")
         if port is not None:
             check_serving(port, host)
         environment = None
@@ -320,7 +410,9 @@ class Experiment(Requests):
                 server_url=None if self._server is None else self._server.url,
                 callbacks=self._callbacks,
                 environment=environment,
+                counted=self._counted,
             )
+            self._driver.submissions.attached = strategy
         except BaseException:
             self._stop_serving()
             raise
@@ -339,6 +431,7 @@ class Experiment(Requests):
         ``hyperlab.resume(id)``, in this process or another, then runs it.
         """
         if self._history is None:
+            self._choose_tuner("auto")
             if self._environment is not None:
                 environment = self._environment.result(ENVIRONMENT_WAIT)
                 self._record = replace(self._record, environment=environment)
@@ -389,7 +482,12 @@ class Experiment(Requests):
                 ``run``).
             host: The address to serve on (see ``run``).
         """
-        driver = self._make_driver(port, host)
+        return self._start(wait_on_exit, port, host, strategy=False)
+
+    def _start(
+        self, wait_on_exit: bool, port: int | None, host: str, *, strategy: bool
+    ) -> Experiment:
+        driver = self._make_driver(port, host, strategy=strategy)
 
         def target() -> None:
             try:
@@ -398,6 +496,8 @@ class Experiment(Requests):
                 self._failure = exc
             finally:
                 self._stop_serving()
+                read = None if self._failure is not None else self._stored_trial
+                driver.submissions.close(read, self._failure)  # if run() did not get to
 
         self._thread = threading.Thread(target=target, name=f"hyperlab-{self.id}", daemon=True)
         self._thread.start()
@@ -410,14 +510,44 @@ class Experiment(Requests):
         atexit.register(self._at_exit)
         return self
 
-    def wait(self, timeout: float | None = None) -> Result:
+    @overload
+    def wait(self, handles: None = None, timeout: float | None = None) -> Result: ...
+
+    @overload
+    def wait(self, handles: float, timeout: None = None) -> Result: ...
+
+    @overload
+    def wait(
+        self, handles: TrialHandle | Iterable[TrialHandle], timeout: float | None = None
+    ) -> list[Trial]: ...
+
+    def wait(
+        self,
+        handles: TrialHandle | Iterable[TrialHandle] | float | None = None,
+        timeout: float | None = None,
+    ) -> Result | list[Trial]:
         """Block until the experiment ends (or ``timeout`` seconds pass); return the result.
+        With ``handles`` (from ``submit`` or ``trials``): until their trials ended; return
+        those trials, in the order of ``handles``.
+
+        A number as the first argument is the ``timeout`` of the first form (as before
+        handles could be given).
 
         Raises:
-            TrialError: as ``run`` does, once the experiment ended.
+            TrialError: as ``run`` does, once the experiment ended (the first form).
             Exception: as ``run`` does with ``continue_on_failure=False``: what the failed
-                trial raised.
+                trial raised, once the experiment ended at it; with ``callbacks_raise=True``,
+                what the callback raised.
+            TimeoutError: with ``handles``, ``timeout`` seconds passed first (naming how many
+                trials had not ended).
+            ConfigError: a handle of another experiment, or not a handle.
         """
+        if handles is not None and not (
+            isinstance(handles, int | float) and not isinstance(handles, bool)
+        ):
+            return self._wait_trials(handles, timeout)  # type: ignore[arg-type]
+        if handles is not None:
+            timeout = float(handles)
         if self._thread is not None:
             self._thread.join(timeout)
             if self._thread.is_alive():
@@ -432,6 +562,53 @@ class Experiment(Requests):
     def result(self) -> Result:
         """The experiment as stored now (running or not)."""
         return Result.read(self._store, self.id)
+
+    def _stored_trial(self, number: int) -> Trial:
+        return self._store.get_trial(self.id, number)
+
+    # ---- the strategy loop's start and end (the loop itself: _loop_api) ----------------------
+
+    def _attach(self) -> Driver:
+        """The driver, started here in the background for a strategy loop when it was not."""
+        with self._starting:
+            if self._driver is None:
+                self._start(False, None, "127.0.0.1", strategy=True)
+            driver = self._driver
+            assert driver is not None
+            if not driver.submissions.attached and not driver.submissions.closed:
+                driver.submissions.attached = True  # a tuner's run: the strategy joins it
+        return driver
+
+    def _join(self) -> None:
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+            atexit.unregister(self._at_exit)
+
+    def __enter__(self) -> Experiment:
+        """Start the experiment for a strategy loop (as the first ``submit`` does)."""
+        self._attach()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: object, tb: object) -> None:
+        """End the loop: on a normal exit, the trials submitted run to their end and the
+        experiment ends DONE (``drain``); when the block raised, it stops (STOPPED: its
+        running trials are SYS_CANCELED and run again on resume) and the error goes on.
+
+        Raises:
+            Exception: on a normal exit, what ``wait`` raises once the experiment ended at a
+                failure (``continue_on_failure=False``, ``callbacks_raise=True``).
+        """
+        driver = self._driver
+        if driver is None:
+            return
+        if kind is None:
+            driver.request_drain()
+        else:
+            driver.request_stop(f"the strategy loop raised {kind.__name__}")
+        self._join()
+        if kind is None:
+            self._raise_failure()
 
     def _checked(self, driver: Driver) -> Result:
         """The result; the failed trial's exception when it ended the experiment
@@ -462,15 +639,22 @@ class Experiment(Requests):
         )
 
     def _at_exit(self) -> None:
-        """At interpreter exit: wait for a started experiment, or stop it cleanly."""
+        """At interpreter exit: wait for a started experiment, or stop it cleanly (a strategy
+        loop with nothing left to run or queued ends DONE)."""
         thread, driver = self._thread, self._driver
         if thread is None or driver is None or not thread.is_alive():
             return
-        if not self._wait_on_exit:
-            driver.request_stop("the script ended")
+        if self._wait_on_exit:
+            thread.join()
+            return
+        idle = not (driver.executor.running or driver.requeue or driver.submissions)
+        if driver.submissions.attached and idle:
+            driver.request_drain()  # a strategy loop with nothing left to run: it is done
+            thread.join()
+            return
+        driver.request_stop("the script ended")
         thread.join()
-        if not self._wait_on_exit:
-            _say(f"experiment {self.id} was stopped as the script ended. {self._resume_hint()}")
+        _say(f"experiment {self.id} was stopped as the script ended. {self._resume_hint()}")
 
 
 def _say(message: str) -> None:

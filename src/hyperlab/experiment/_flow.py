@@ -43,10 +43,11 @@ from hyperlab.experiment._records import TrialRecords
 from hyperlab.experiment._requests import DefinedByRun, known_part
 from hyperlab.experiment._resume import replay, run_again
 from hyperlab.experiment._scheduling import Scheduling, Verdict
+from hyperlab.experiment._strategy import Submissions
 from hyperlab.reporting.metrics import MetricsError
 from hyperlab.space import SearchSpace
 from hyperlab.store import ExperimentRecord, Store
-from hyperlab.trial import ExperimentStatus, Report, Trial, TrialStatus
+from hyperlab.trial import CUSTOM_TRIAL, ExperimentStatus, Report, Trial, TrialStatus
 from hyperlab.tuners.base import Tuner
 
 __all__ = ["TrialFlow"]
@@ -87,6 +88,11 @@ class TrialFlow(ABC):
         self.options = options
         self.by_run = DefinedByRun(tuner.space, options.suggested)
         self.counts = {"finished": 0, "failed": 0}
+        self.trial_time = 0.0  # the ended trials' durations, summed (budget_time="trials")
+        self.counted = (0, 0.0)  # trials and seconds counted before (load_state_dict)
+        self.submissions = Submissions(record.id)  # a strategy loop's (``_strategy``)
+        self.ends: list[Trial] = []  # trials ended since the last commit, for their handles
+        self.commit_soon = False  # a handle waits on a trial that ended: commit at once
         self.best: float | None = None
         self.front = FrontSize(options.modes) if options.multi_objective else None  # progress
         self.failures = FailureWatch(options, executor.concurrency)
@@ -124,7 +130,7 @@ class TrialFlow(ABC):
         self.ending: ExperimentStatus | None = None
         self.error: str | None = None
         self.fatal: FatalFailure | None = None  # continue_on_failure=False ended it there
-        self.callbacks = CallbackRunner(callbacks, record.id)
+        self.callbacks = CallbackRunner(callbacks, record.id, keep_errors=options.callbacks_raise)
         self.status = record.status
         self.rule = ObjectiveRule.of(
             options, constraints
@@ -138,6 +144,7 @@ class TrialFlow(ABC):
     def _replayed_end(self, trial: Trial) -> None:
         """Count a stored trial that ended for good, as replayed (in number order)."""
         self._count(trial)
+        self._add_time(trial)
         self.failures.record(trial)
 
     # ---- what the loop provides -----------------------------------------------------------
@@ -160,6 +167,33 @@ class TrialFlow(ABC):
         """Trials to create at most (changed by a ``SetMaxTrials`` control)."""
         return self.options.max_trials
 
+    @property
+    def created(self) -> int:
+        """Trials created, as ``max_trials`` counts them (with those ``counted`` before)."""
+        return self.next_number + self.counted[0]
+
+    def spent(self) -> float:
+        """The time ``max_duration`` counts: experiment time, or with ``budget_time="trials"``
+        the ended trials' durations summed (NNI's sequential engine), with ``counted``'s."""
+        if self.options.budget_time == "trials":
+            return self.trial_time + self.counted[1]
+        return self.elapsed() + self.counted[1]
+
+    def _take_number(self) -> int:
+        """The next trial number, taken under the lock a strategy's ``submit`` also takes."""
+        with self.submissions.lock:
+            number = self.next_number
+            self.next_number += 1
+        return number
+
+    def _take_submitted(self) -> None:
+        """Write the trials a strategy submitted since the last turn and queue them to run
+        (before any the tuner proposes)."""
+        for handle in self.submissions.take():
+            trial = self.records.new(handle.number, handle.params, source=CUSTOM_TRIAL)
+            self.store.put_trial(trial)
+            self.requeue.append(trial)
+
     def _set_status(self, status: ExperimentStatus, **fields: object) -> None:
         self.status = status
         self.store.update_experiment(self.id, status=status, **fields)
@@ -167,13 +201,17 @@ class TrialFlow(ABC):
     # ---- submitting -----------------------------------------------------------------------
 
     def _no_more(self) -> bool:
-        if self.requeue:  # queued trials run, a drain's included
+        if self.requeue or self.submissions:  # queued trials run, a drain's included
             return False
-        return (
-            self.drain_asked
-            or self.exhausted
-            or (self.max_trials is not None and self.next_number >= self.max_trials)
-        )
+        if self.drain_asked or (self.max_trials is not None and self.created >= self.max_trials):
+            return True
+        if self.options.budget_time == "trials" and self._time_spent():
+            return True
+        return self.exhausted and not self.submissions.attached  # a strategy may submit more
+
+    def _time_spent(self) -> bool:
+        limit = self.options.max_duration
+        return limit is not None and self.spent() >= limit
 
     def _schedule(self) -> bool:
         """Act on what the assessor asks for now; True if a trial was queued."""
@@ -181,7 +219,7 @@ class TrialFlow(ABC):
             return False
         queued = False
         now = self.clock.time()
-        spent = self.max_trials is not None and self.next_number >= self.max_trials
+        spent = self.max_trials is not None and self.created >= self.max_trials
         signals = len(self.scheduling.signals)
         actions = self.scheduling.actions(
             now, no_more=spent or self.exhausted or self.drain_asked, count=self.next_number
@@ -202,11 +240,11 @@ class TrialFlow(ABC):
                 if paused is not None:
                     self._stop_paused(paused, now)
             elif not spent:  # a Branch
-                trial = self.records.new(self.next_number, action.params, parent=action.parent)
-                self.next_number += 1
+                number = self._take_number()
+                trial = self.records.new(number, action.params, parent=action.parent)
                 self.requeue.append(trial)
                 queued = True
-                spent = self.max_trials is not None and self.next_number >= self.max_trials
+                spent = self.max_trials is not None and self.created >= self.max_trials
         return queued
 
     def _can_submit(self) -> bool:
@@ -215,7 +253,10 @@ class TrialFlow(ABC):
             and not self.tuner_waits
             and not self._no_more()
             and self.executor.free_slots > 0
-            and (bool(self.requeue) or self.scheduling.admits(self.next_number))
+            and (
+                bool(self.requeue)
+                or (not self.exhausted and self.scheduling.admits(self.next_number))
+            )
             and (not self.executor.runs_outside or self.outage.due())  # write-ahead
         )
 
@@ -225,9 +266,9 @@ class TrialFlow(ABC):
         free = self.executor.free_slots
         while free > len(specs) and not self._no_more():
             if not self.requeue and (
-                self.tuner_waits or not self.scheduling.admits(self.next_number)
+                self.exhausted or self.tuner_waits or not self.scheduling.admits(self.next_number)
             ):
-                break  # the tuner has nothing now, or the scheduler holds new trials back
+                break  # the tuner has nothing (now), or the scheduler holds new trials back
             trial = self.requeue.popleft() if self.requeue else self._new_trial()
             if trial is None:
                 break
@@ -254,15 +295,17 @@ class TrialFlow(ABC):
             self.executor.submit(spec)
 
     def _new_trial(self) -> Trial | None:
-        number = self.next_number
-        params = self.tuner.suggest(number)
+        with self.submissions.lock:  # a strategy's submit takes no number meanwhile
+            number = self.next_number
+            params = self.tuner.suggest(number)
+            if params is not None:
+                self.next_number += 1
         if params is None:
             if self.tuner.waits() and self.active:  # it may have more once a trial ends
                 self.tuner_waits = True
             else:
                 self.exhausted = True
             return None
-        self.next_number += 1
         return self.records.new(number, params)
 
     def _spec(self, trial: Trial) -> TrialSpec:
@@ -487,6 +530,9 @@ class TrialFlow(ABC):
         if status is not TrialStatus.PAUSED:  # it paused on a report: it stays a reporter
             self.reported.discard(trial.number)
         self.store.put_trial(trial)
+        self.ends.append(trial)  # its handle resolves once this is committed
+        if self.submissions.watching and self.submissions.waits_on(trial.number):
+            self.commit_soon = True
         if status is not TrialStatus.PAUSED:
             self.callbacks.trial_ended(trial)
         if status is TrialStatus.SYS_CANCELED:  # interrupted: it runs again on resume
@@ -496,6 +542,7 @@ class TrialFlow(ABC):
             self.paused[trial.number] = trial
             return
         self._count(trial)
+        self._add_time(trial)
         if self.by_run.params:  # some parameters were defined by run: not those
             self.tuner.observe(known_part(self.tuner.space, trial))
         else:
@@ -510,6 +557,11 @@ class TrialFlow(ABC):
             if not self.options.continue_on_failure:  # run() raises its exception
                 self.fatal = FatalFailure(trial, exception)
             self._end(ExperimentStatus.ERROR, TrialStatus.SYS_CANCELED)
+
+    def _add_time(self, trial: Trial) -> None:
+        duration = trial.duration
+        if duration is not None:
+            self.trial_time += max(0.0, duration)
 
     def _constrained(self, trial: Trial) -> Trial:
         """``trial`` with its constraint values; a SUCCEEDED one FAILED naming why they cannot

@@ -109,6 +109,11 @@ class Options(TypedDict, total=False):
     as their executor can interrupt them (see Budgets). A budget (``max_trials``,
     ``max_duration``, or a finite grid) is required."""
 
+    budget_time: Literal["experiment", "trials"]
+    """What ``max_duration`` counts: ``experiment`` time (above), or ``trials``: the durations of
+    the trials that ended, summed, as NNI's sequential engine counts its ``max_duration``; then
+    a trial running when the sum reaches it finishes, and no trial starts after."""
+
     concurrency: int
     """Trials at once."""
 
@@ -128,6 +133,11 @@ class Options(TypedDict, total=False):
     ``processes`` trials an unpickled copy) with a note naming the trial and the experiment, or
     a ``TrialError`` quoting its error when there is no exception to raise (command trials,
     crashes, timeouts)."""
+
+    callbacks_raise: bool
+    """True: a callback's exception ends the experiment in ERROR and is raised by ``run`` (and a
+    strategy loop's ``wait``), as NNI's engine lets its callbacks' exceptions through; false
+    logs it once and goes on."""
 
     fail_fast: bool | int
     """While no trial has succeeded, end the experiment in ERROR as soon as the first ``max(3,

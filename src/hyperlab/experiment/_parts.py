@@ -38,7 +38,7 @@ from hyperlab.experiment._setup import (
     with_budget,
 )
 from hyperlab.space import SearchSpace
-from hyperlab.store import ExperimentRecord, Store
+from hyperlab.store import ExperimentRecord, Store, TrialFilter
 from hyperlab.store.tokens import ensure_token
 from hyperlab.trial import ExperimentStatus
 from hyperlab.tuners.base import Tuner, create_tuner, tuner_name
@@ -52,6 +52,7 @@ __all__ = [
     "new_record",
     "stored_parts",
     "warn_if_named_twice",
+    "warn_if_spent",
     "write_folder",
 ]
 
@@ -297,6 +298,19 @@ def stored_instances(
     if isinstance(stored, dict):
         return stored.get("tuner"), stored.get("assessor"), stored.get("constraints")
     return stored, None, None
+
+
+def warn_if_spent(store: Store, experiment_id: str, max_trials: int) -> None:
+    """Warn when ``max_trials`` leaves no room for a new trial (which NNI's manager accepts)."""
+    created = store.count_trials(experiment_id, TrialFilter())  # a count: not every trial read
+    if created >= max_trials:
+        warnings.warn(
+            f"max_trials={max_trials}: experiment {experiment_id} already has {created} trials, "
+            "so it creates no new one; those that were interrupted run again, then it ends "
+            "DONE (as NNI does with a lower maxTrialNumber)",
+            UserWarning,
+            stacklevel=_caller_level(),
+        )
 
 
 def warn_if_named_twice(store: Store, name: str) -> None:

@@ -1,5 +1,5 @@
 """What an ``Experiment`` handle asks of its experiment while it runs, through the store or
-its driver: stop, drain, steering (NNI's dispatcher semantics), whether budget is left."""
+its driver: stop, drain, steering (NNI's dispatcher semantics)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from hyperlab._steering import imported_results, steer
 from hyperlab.config import ExperimentOptions
 from hyperlab.errors import ConfigError
-from hyperlab.experiment._driver import Driver, budget_left
+from hyperlab.experiment._driver import Driver
 from hyperlab.space import SearchSpace
 from hyperlab.store import (
     AddTrial,
@@ -21,7 +21,6 @@ from hyperlab.store import (
     ImportedResult,
     StopExperiment,
     Store,
-    TrialFilter,
     UpdateSearchSpace,
 )
 from hyperlab.trial import Trial
@@ -131,23 +130,3 @@ class Requests:
                 "experiment can be steered: start it with start() first"
             )
         return steer(self._store, self.id, request)
-
-    def budget_available(self) -> bool:
-        """Whether the experiment may still create trials (NNI's ``budget_available``).
-
-        - Before ``run``/``start``: True if its budget has room: fewer trials created than
-          ``max_trials`` (on a resumed experiment, counting those it already has; a finite
-          tuner such as a grid caps ``max_trials`` at its size) and less experiment time
-          spent than ``max_duration``.
-        - While it runs (callable from any thread, a callback included): True until it
-          created ``max_trials`` trials, spent ``max_duration``, exhausted its tuner, or was
-          asked to stop or ended; trials already created may still be running then.
-        - Once the run ended (DONE, STOPPED or ERROR): False. A stopped experiment with
-          budget left goes on with ``hyperlab.resume``.
-        """
-        driver = self._driver
-        if driver is not None:
-            return driver.budget_available()
-        # numbered 0, 1, 2... and never deleted: a count, not a read of every trial
-        created = 0 if self._history is None else self._store.count_trials(self.id, TrialFilter())
-        return budget_left(self._options, created, self._record.elapsed)

@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 __all__ = ["Result"]
 
 
+_LOOP_CALLS = frozenset(
+    {"submit", "wait", "as_completed", "budget_available", "state_dict", "load_state_dict"}
+)
+"""``Experiment``'s strategy-loop calls, which a loaded ``Result`` cannot make."""
+
+
 @dataclass(frozen=True)
 class Result:
     """An experiment's trials and its best one, read from the store.
@@ -52,6 +58,17 @@ class Result:
     store: Store | None = field(default=None, repr=False, compare=False)
     modes: tuple[Mode, ...] = ()
     metrics: tuple[str | None, ...] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        """A strategy loop's call on a loaded experiment, which is read-only: say so."""
+        if name in _LOOP_CALLS:
+            raise AttributeError(
+                f"{name}: this is a read-only view of experiment {self.experiment_id} "
+                "(hyperlab.load reads the store and runs nothing); to drive it from a strategy "
+                f"loop, continue it with hyperlab.Experiment.resume({self.experiment_id!r}, "
+                "storage=...)"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __post_init__(self) -> None:
         if not self.modes:

@@ -30,6 +30,7 @@ _CLASSES = {
     "EvolutionTuner": "hyperlab.tuners._evolution",
     "GPTuner": "hyperlab.tuners._gp",
     "GridTuner": "hyperlab.tuners._grid",
+    "NoTuner": "hyperlab.tuners._none",
     "RandomTuner": "hyperlab.tuners._random",
     "TPETuner": "hyperlab.tuners._tpe",
 }
@@ -43,6 +44,7 @@ __all__ = [
     "EvolutionTuner",
     "GPTuner",
     "GridTuner",
+    "NoTuner",
     "RandomTuner",
     "TPETuner",
     "Tuner",

@@ -146,6 +146,7 @@ TUNERS: Registry[Tuner] = Registry(
     Tuner,
     {
         "auto": "hyperlab.tuners._auto:AutoTuner",
+        "none": "hyperlab.tuners._none:NoTuner",
         "random": "hyperlab.tuners._random:RandomTuner",
         "grid": "hyperlab.tuners._grid:GridTuner",
         "tpe": "hyperlab.tuners._tpe:TPETuner",
