@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import runpy
 import shlex
 import subprocess
 import sys
@@ -79,3 +80,40 @@ def test_research_example_runs_and_prints_its_table(tmp_path, hyperlab_home):
     (summary,) = Store.open(None).list_experiments()
     trials = hyperlab.load(summary.id).trials
     assert len(trials) == 36 and all(t.status is hyperlab.TrialStatus.SUCCEEDED for t in trials)
+
+
+def test_evolution_example_evolves_and_resumes_from_the_store(tmp_path, hyperlab_home):
+    """examples/evolution/evolve.py, a strategy loop, for two generations; then resumed for a
+    third, whose parents it reads back from the store."""
+    pytest.importorskip("sklearn", reason="the example needs sklearn, which is not installed")
+    script = ROOT / "examples" / "evolution" / "evolve.py"
+    storage = f"sqlite:///{tmp_path / 'evolution.db'}"
+    env = {**os.environ, "HYPERLAB_HOME": str(hyperlab_home)}
+
+    def run(*args: str) -> list[str]:
+        out = subprocess.run(
+            [sys.executable, str(script), "--storage", storage, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+        )
+        assert out.returncode == 0, out.stderr
+        return [line.split(":")[0] for line in out.stdout.splitlines() if ": accuracy" in line]
+
+    assert run("--generations", "2") == ["generation 0", "generation 1"]
+    # resumed: the last stored generation, read back, then one more (not a fresh start)
+    assert run("--generations", "3", "--resume") == ["generation 1", "generation 2"]
+
+    result = hyperlab.load("evolve-svc", storage=storage)
+    assert result.status is hyperlab.ExperimentStatus.DONE
+    assert [t.number for t in result.trials] == list(range(24))  # 3 generations of 8
+    assert all(t.status is hyperlab.TrialStatus.SUCCEEDED for t in result.trials)
+    assert all(t.source == "custom" and t.attempt == 1 for t in result.trials)  # submitted
+    space = runpy.run_path(str(script))["SPACE"]
+    for trial in result.trials:  # mutations stay in the space
+        space.check(trial.params)
+    values = [[t.value for t in result.trials[g * 8 : g * 8 + 8]] for g in range(3)]
+    assert sum(values[2]) / 8 > sum(values[0]) / 8  # selection: children beat random points
+    assert result.best_value == max(map(max, values)) > max(values[0])  # and found better
