@@ -308,3 +308,27 @@ def test_a_loop_on_an_experiment_another_driver_runs_is_refused(tmp_path):
         with pytest.raises(hyperlab.ExperimentBusy, match="pid"):
             again.submit({"x": 0.0, "kind": "a"})
         gate.set()
+
+
+def test_a_submit_after_the_failure_raises_the_failure_not_the_end():
+    boom = ValueError("diverged")
+
+    def fails(params):
+        raise boom
+
+    exp = loop(fails, continue_on_failure=False)
+    with pytest.raises(ValueError) as raised, exp:
+        failed = exp.submit({"x": 1.0, "kind": "a"})
+        while not failed.done():
+            time.sleep(0.01)
+        exp.submit({"x": 0.0, "kind": "a"})  # the run ended at the failure meanwhile
+    assert raised.value is boom
+
+
+def test_ctrl_c_in_the_block_stops_and_says_how_to_resume(tmp_path, capsys):
+    exp = loop(storage=f"sqlite:///{tmp_path / 'h.db'}")
+    with pytest.raises(KeyboardInterrupt), exp:
+        exp.submit({"x": 0.0, "kind": "a"})
+        raise KeyboardInterrupt
+    assert exp.status is hyperlab.ExperimentStatus.STOPPED
+    assert f"hyperlab.resume('{exp.id}'" in capsys.readouterr().err

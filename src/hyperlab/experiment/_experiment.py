@@ -177,6 +177,7 @@ class Experiment(StrategyLoop):
         self._server: Serving | None = None
         self._default_tuner = False  # a new experiment's __init__ says otherwise
         self._counted = (0, 0.0)  # load_state_dict's
+        self._failure_raised = False  # a strategy loop was given the run's failure
         self._starting = threading.Lock()  # one start, whichever thread submits first
 
     @classmethod
@@ -609,6 +610,8 @@ class Experiment(StrategyLoop):
         self._join()
         if kind is None:
             self._raise_failure()
+        elif issubclass(kind, KeyboardInterrupt):
+            _say(f"experiment {self.id} stopped (Ctrl-C). {self._resume_hint()}")
 
     def _checked(self, driver: Driver) -> Result:
         """The result; the failed trial's exception when it ended the experiment

@@ -47,6 +47,7 @@ class StrategyLoop(Requests):
     _thread: threading.Thread | None
     _failure: BaseException | None
     _counted: tuple[int, float]
+    _failure_raised: bool
 
     if TYPE_CHECKING:  # Experiment's
 
@@ -89,14 +90,22 @@ class StrategyLoop(Requests):
                 all (``budget_available()`` was False); nothing is queued. A stored experiment
                 is continued with ``hyperlab.Experiment.resume``.
             ExperimentBusy: another driver runs the experiment.
-            Exception: with ``wait=True``, as ``wait`` raises.
+            Exception: as ``wait`` raises, once the experiment ended at a failure (with
+                ``wait=True``, or at the next ``submit``).
         """
         single = isinstance(params, Mapping)
         given = [params] if single else _listed(params)
         checked = [
             self._in_space(one, None if single else index) for index, one in enumerate(given)
         ]
-        handles = self._attach().submit(checked)
+        driver = self._attach()
+        try:
+            handles = driver.submit(checked)
+        except ConfigError:
+            if driver.ending is not None or driver.submissions.closed:
+                self._join()  # the run ends: at a failure, its exception says why, not this
+                self._raise_failure()
+            raise
         if wait:
             self._wait_trials(handles, None)
         return handles[0] if single else handles
@@ -176,15 +185,18 @@ class StrategyLoop(Requests):
     def _raise_failure(self) -> None:
         """Raise what ended the run here at a failure, once it ended: what a callback raised
         (``callbacks_raise``) or the driver hit, or the failed trial's own exception
-        (``continue_on_failure=False``)."""
+        (``continue_on_failure=False``); the loop is given it once, later calls see the
+        experiment as it ended."""
         driver = self._driver
-        if driver is None or not driver.submissions.closed:
+        if driver is None or not driver.submissions.closed or self._failure_raised:
             return
         self._join()
-        if self._failure is not None:
-            raise self._failure
-        if driver.fatal is not None:
-            raise failure_to_raise(driver.fatal, self.result())
+        failure = self._failure
+        if failure is None and driver.fatal is not None:
+            failure = failure_to_raise(driver.fatal, self.result())
+        if failure is not None:
+            self._failure_raised = True
+            raise failure
 
     # ---- reading ----------------------------------------------------------------------------
 
