@@ -332,3 +332,21 @@ def test_ctrl_c_in_the_block_stops_and_says_how_to_resume(tmp_path, capsys):
         raise KeyboardInterrupt
     assert exp.status is hyperlab.ExperimentStatus.STOPPED
     assert f"hyperlab.resume('{exp.id}'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("executor", ["inprocess", "threads"])
+def test_submit_and_wait_raises_the_failure_of_the_trial_it_waited_on(executor):
+    boom = ValueError("diverged")
+
+    def fails(params):
+        if params["x"] > 0:
+            raise boom
+        return 0.0
+
+    exp = loop(fails, continue_on_failure=False, executor=executor)
+    exp.submit({"x": -1.0, "kind": "a"}, wait=True)
+    with pytest.raises(ValueError) as raised:
+        exp.submit({"x": 1.0, "kind": "a"}, wait=True)
+    assert raised.value is boom
+    with pytest.raises(ConfigError, match=r"ended \(ERROR\)"):  # given once; then the state
+        exp.submit({"x": 0.0, "kind": "a"})

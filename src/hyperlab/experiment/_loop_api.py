@@ -188,7 +188,10 @@ class StrategyLoop(Requests):
         (``continue_on_failure=False``); the loop is given it once, later calls see the
         experiment as it ended."""
         driver = self._driver
-        if driver is None or not driver.submissions.closed or self._failure_raised:
+        if driver is None or self._failure_raised:
+            return
+        failing = driver.fatal is not None or driver.callbacks.error is not None
+        if not (failing or driver.submissions.closed):
             return
         self._join()
         failure = self._failure
