@@ -350,3 +350,19 @@ def test_submit_and_wait_raises_the_failure_of_the_trial_it_waited_on(executor):
     assert raised.value is boom
     with pytest.raises(ConfigError, match=r"ended \(ERROR\)"):  # given once; then the state
         exp.submit({"x": 0.0, "kind": "a"})
+
+
+def test_waiting_from_the_drivers_own_thread_is_refused_not_a_deadlock():
+    seen: list[BaseException] = []
+
+    class WaitsInACallback(hyperlab.Callback):
+        def on_trial_end(self, trial):
+            try:
+                exp.wait(exp.submit({"x": 0.0, "kind": "b"}))
+            except ConfigError as exc:
+                seen.append(exc)
+
+    exp = loop(callbacks=[WaitsInACallback()], max_trials=3)
+    with exp:
+        exp.submit({"x": 0.0, "kind": "a"}, wait=True)
+    assert seen and "driver's thread" in str(seen[0])

@@ -132,6 +132,12 @@ class StrategyLoop(Requests):
 
     def _waited(self, handles: TrialHandle | Iterable[TrialHandle]) -> list[TrialHandle]:
         """``handles`` as a list, each checked to be a handle on a trial of this experiment."""
+        if self._thread is not None and self._thread is threading.current_thread():
+            raise ConfigError(
+                f"experiment {self.id}: wait and as_completed cannot be called from its "
+                "driver's thread (a callback, or an inprocess trial): the trials waited on "
+                "need that thread to run; wait from the strategy's own thread"
+            )
         listed = [handles] if isinstance(handles, TrialHandle) else _listed(handles)
         for index, handle in enumerate(listed):
             if not isinstance(handle, TrialHandle):
