@@ -9,6 +9,7 @@ HyperlabError
  │    ├── ExperimentNotFound  no experiment with that id (or name) in the store
  │    ├── TrialNotFound       no trial with that number in the experiment
  │    ├── LeaseLost           another driver took the experiment over (hyperlab.store)
+ │    ├── NameTaken           another experiment holds the unique name asked for (hyperlab.store)
  │    └── StoreUnavailable    the database does not answer for now (restart, lost connection, lock)
  ├── TrialError             trials failed: none succeeded, or failures ended the experiment
  └── TrialStopped           raised by ``report()`` inside a trial that was told to stop
@@ -27,6 +28,7 @@ __all__ = [
     "ExperimentNotFound",
     "HyperlabError",
     "LeaseLost",
+    "NameTaken",
     "SearchSpaceError",
     "StoreError",
     "StoreUnavailable",
@@ -73,6 +75,22 @@ class TrialNotFound(StoreError, KeyError):
 class LeaseLost(StoreError):
     """This driver no longer holds its experiment's lease: another driver took over (after the
     lease expired) or the experiment was deleted. Nothing more of this driver is written."""
+
+
+class NameTaken(StoreError):
+    """An experiment was to be created with a unique name (an Optuna study's) that another
+    experiment holds already: nothing was written. Racing creators of one name all but one
+    get it, naming the one that won, whose experiment they may load instead.
+
+    Attributes:
+        name: The name asked for.
+        experiment_id: The id of the experiment that holds it.
+    """
+
+    def __init__(self, message: str, *, name: str, experiment_id: str) -> None:
+        super().__init__(message)
+        self.name = name
+        self.experiment_id = experiment_id
 
 
 class StoreUnavailable(StoreError):

@@ -43,6 +43,8 @@ def test_a_version_3_store_is_migrated_to_version_4(persistent_storage: str) -> 
         conn.execute(text("ALTER TABLE experiments DROP COLUMN environment"))  # version 5's
         for column in ("objective_values", "constraint_values", "violation"):  # version 7's
             conn.execute(text(f"ALTER TABLE trials DROP COLUMN {column}"))
+        conn.execute(text("DROP INDEX ux_experiments_unique_name"))  # version 8's
+        conn.execute(text("ALTER TABLE experiments DROP COLUMN unique_name"))
         conn.execute(text("UPDATE hyperlab_meta SET value = '3' WHERE key = 'schema_version'"))
     engine.dispose()
     assert not any(name in _indexes(persistent_storage)[t] for t, name in NEW_INDEXES.items())

@@ -53,6 +53,8 @@ def test_a_version_4_store_is_migrated_to_version_5(persistent_storage: str) -> 
         conn.execute(text("ALTER TABLE experiments DROP COLUMN environment"))
         for column in ("objective_values", "constraint_values", "violation"):  # version 7's
             conn.execute(text(f"ALTER TABLE trials DROP COLUMN {column}"))
+        conn.execute(text("DROP INDEX ux_experiments_unique_name"))  # version 8's
+        conn.execute(text("ALTER TABLE experiments DROP COLUMN unique_name"))
         conn.execute(text("UPDATE hyperlab_meta SET value = '4' WHERE key = 'schema_version'"))
     engine.dispose()
     assert "environment" not in _columns(persistent_storage)

@@ -31,6 +31,8 @@ def test_a_version_6_store_is_migrated_to_version_7(persistent_storage: str) -> 
     with engine.begin() as conn:  # back to version 6, as the previous hyperlab wrote it
         for column in NEW:
             conn.execute(text(f"ALTER TABLE trials DROP COLUMN {column}"))
+        conn.execute(text("DROP INDEX ux_experiments_unique_name"))  # version 8's
+        conn.execute(text("ALTER TABLE experiments DROP COLUMN unique_name"))
         conn.execute(text("UPDATE hyperlab_meta SET value = '6' WHERE key = 'schema_version'"))
     engine.dispose()
     assert not set(NEW) & _columns(persistent_storage)

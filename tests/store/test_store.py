@@ -175,6 +175,8 @@ def test_a_version_1_store_is_migrated_when_first_opened(persistent_storage: str
         conn.execute(text("ALTER TABLE experiments DROP COLUMN environment"))  # version 5's
         for column in ("objective_values", "constraint_values", "violation"):  # version 7's
             conn.execute(text(f"ALTER TABLE trials DROP COLUMN {column}"))
+        conn.execute(text("DROP INDEX ux_experiments_unique_name"))  # version 8's
+        conn.execute(text("ALTER TABLE experiments DROP COLUMN unique_name"))
         conn.execute(text("DROP TABLE imported"))
         conn.execute(
             text("UPDATE experiments SET config = :c"),

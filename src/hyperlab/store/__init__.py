@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from hyperlab.errors import ExperimentBusy, LeaseLost, StoreUnavailable, TrialNotFound
+from hyperlab.errors import ExperimentBusy, LeaseLost, NameTaken, StoreUnavailable, TrialNotFound
 from hyperlab.store._controls import (
     AddTrial,
     Control,
@@ -83,6 +83,7 @@ __all__ = [
     "KillTrial",
     "Lease",
     "LeaseLost",
+    "NameTaken",
     "NestedName",
     "ParetoFront",
     "ParetoPoint",

@@ -240,6 +240,8 @@ class WriteBuffer:
                 f"allowed fields are {', '.join(sorted(EXPERIMENT_FIELDS))}"
             )
         values = dict(fields)
+        if "name" in values:  # a renamed experiment no longer holds a name uniquely
+            values["unique_name"] = None
         if "status" in values:
             values["status"] = ExperimentStatus(values["status"]).value
         if "options" in values:  # kept in the ``config`` column

@@ -38,7 +38,8 @@ class DriverWrites(StoreBase):
         ``driver_host``, ``driver_pid``, ``heartbeat_at``, ``options``, ``space``,
         ``server_url`` and ``environment``. Later
         calls before a flush override earlier ones field by field. An update of an experiment
-        that does not exist (any more) changes nothing.
+        that does not exist (any more) changes nothing. A new ``name`` is a plain one: an
+        experiment that held its name uniquely lets it go.
 
         Raises:
             TypeError: for another field, or options or a space that are not JSON.

@@ -96,6 +96,9 @@ class ExperimentRecord:
         environment: Where it was created: git state, installed packages, Python, machine
             and GPUs (see ``hyperlab.environment``); None for experiments created before
             hyperlab recorded it. Left out of ``repr`` (it holds a diff and every package).
+        unique_name: True when it holds its name uniquely (an Optuna study's name): no other
+            experiment created with a unique name may take it (``Store.create_experiment``
+            raises ``NameTaken``), while experiments created without one may still share it.
     """
 
     id: str
@@ -120,6 +123,7 @@ class ExperimentRecord:
     elapsed: float = 0.0
     server_url: str | None = None
     environment: dict[str, Any] | None = field(default=None, repr=False)
+    unique_name: bool = False
 
     def driver_alive(self, now: float | None = None) -> bool:
         """True while a driver holds a live lease on the experiment, so that it will apply

@@ -53,6 +53,7 @@ def experiment_row(rec: ExperimentRecord) -> dict[str, Any]:
         "elapsed": rec.elapsed,
         "server_url": rec.server_url,
         "environment": rec.environment,
+        "unique_name": rec.name if rec.unique_name else None,
     }
 
 
@@ -96,6 +97,7 @@ def record_from_row(row: Any, where: str) -> ExperimentRecord:
         elapsed=float(row.elapsed or 0.0),
         server_url=row.server_url,
         environment=row.environment,
+        unique_name=row.unique_name is not None,
     )
 
 

@@ -43,7 +43,7 @@ __all__ = [
     "trials",
 ]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Bumped whenever a table changes; a newer database refuses to open with older code, and an
 older one is migrated when first opened (see ``_MIGRATIONS``)."""
 
@@ -94,7 +94,12 @@ experiments = Table(
     Column("elapsed", Double),  # since version 2: experiment time spent so far (seconds)
     Column("server_url", Text),  # since version 3: where its driver serves the REST API
     Column("environment", JSON(none_as_null=True)),  # since version 5: where it was created
+    # since version 8: the name again, for an experiment created with a unique name (an
+    # Optuna study), else NULL; its unique index arbitrates between racing creators (NULLs
+    # are distinct on SQLite and PostgreSQL alike, so other experiments may share names)
+    Column("unique_name", Text),
     Index("ix_experiments_created_at", "created_at"),
+    Index("ux_experiments_unique_name", "unique_name", unique=True),
 )
 
 trials = Table(
@@ -350,6 +355,16 @@ def _v6_to_v7(conn: Connection) -> int:
     return 7
 
 
+def _v7_to_v8(conn: Connection) -> int:
+    """Experiments may hold their name uniquely (``unique_name``, under a unique index).
+    Every earlier experiment keeps a plain name (NULL): names already shared by several stay
+    shared, and no earlier one is made unique."""
+    _add_column(conn, experiments, "unique_name")
+    (index,) = (i for i in experiments.indexes if i.name == "ux_experiments_unique_name")
+    index.create(conn, checkfirst=True)
+    return 8
+
+
 _MIGRATIONS = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -357,4 +372,5 @@ _MIGRATIONS = {
     4: _v4_to_v5,
     5: _v5_to_v6,
     6: _v6_to_v7,
+    7: _v7_to_v8,
 }

@@ -38,9 +38,10 @@ bytes, nested JSON, NaN and infinities); buffered writes are invisible to other 
 ``flush``, which writes them all in one transaction or none (and keeps them for a retry);
 repeated puts of a trial coalesce while each status change is one event; reads are ordered
 and cheap (a fixed number of queries); experiments list with counts and the best value per
-mode, and delete with everything they own; control requests keep their order, types and
-outcomes; readers neither wait for a write in progress nor see it; reads from other threads
-run while the driver writes.
+mode, and delete with everything they own; a unique name is held by one experiment, whichever
+of several racing creators wins, and a claim is defined once; control requests keep their
+order, types and outcomes; readers neither wait for a write in progress nor see it; reads from
+other threads run while the driver writes.
 
 Some tests look below the API (the SELECTs the store runs, rows of its tables), so the
 contract is for the backends of ``hyperlab.store.Store``, not for other classes.
@@ -64,11 +65,12 @@ from hyperlab.store import (
 )
 from hyperlab.testing._store_access import AccessCases
 from hyperlab.testing._store_cases import RecordCases, Ticks
+from hyperlab.testing._store_names import NameCases
 
 __all__ = ["StoreContract"]
 
 
-class StoreContract(RecordCases, AccessCases):
+class StoreContract(RecordCases, NameCases, AccessCases):
     """The store's conformance suite; subclass it and provide the ``storage`` fixture.
 
     See the module docstring for the fixtures and how to run it. Example:

@@ -97,6 +97,8 @@ def test_a_version_5_store_is_migrated_to_version_6(backend, new_storage):
         conn.execute(text("DROP TABLE phases"))
         for column in ("objective_values", "constraint_values", "violation"):  # version 7's
             conn.execute(text(f"ALTER TABLE trials DROP COLUMN {column}"))
+        conn.execute(text("DROP INDEX ux_experiments_unique_name"))  # version 8's
+        conn.execute(text("ALTER TABLE experiments DROP COLUMN unique_name"))
         conn.execute(text("UPDATE hyperlab_meta SET value = '5' WHERE key = 'schema_version'"))
     assert "phases" not in inspect(engine).get_table_names()
     with Store.open(storage) as migrated:
