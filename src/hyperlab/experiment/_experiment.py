@@ -102,12 +102,16 @@ class Experiment(StrategyLoop):
         progress: bool | float | None = None,
         callbacks: Sequence[Callback] | None = None,
         research: ResearchOptions | Mapping[str, Any] | None = None,
+        claim: ExperimentRecord | None = None,
         **options: Unpack[Options],
     ) -> None:
         """Args: as for ``hyperlab.run`` (every option of docs/config.md, "Fields", and
         ``storage``, ``id``, ``progress``, ``callbacks``); ``research`` is set by
-        ``hyperlab.Research``."""
-        chosen_id = None if id is None else check_id(id)
+        ``hyperlab.Research``; ``claim`` by Optuna's ``Study``: the never-run experiment its
+        ``create_study`` recorded, holding the study's name, before the objective was known,
+        which this one defines (``Store.define_experiment``: same id and name) instead of
+        creating an experiment."""
+        chosen_id = claim.id if claim is not None else None if id is None else check_id(id)
         hooks = check_callbacks(callbacks)
         checked, tuner, assessor, constraints = check_options(options, research)
         space = SearchSpace.coerce(space)
@@ -124,9 +128,9 @@ class Experiment(StrategyLoop):
         if parts.options.working_dir is None and files is not None:  # beside a SQLite file
             beside = parts.options.model_copy(update={"working_dir": str(files)})
             parts = replace(parts, options=beside)
-        if chosen_id is not None:
+        if chosen_id is not None and claim is None:
             check_id_is_new(store, chosen_id, storage)
-        if parts.options.name is not None:
+        if parts.options.name is not None and claim is None:
             warn_if_named_twice(store, parts.options.name)
         record = new_record(
             store.new_experiment_id() if chosen_id is None else chosen_id,
@@ -135,9 +139,12 @@ class Experiment(StrategyLoop):
             objective,
             instances(tuner, assessor, constraints),
         )
+        if claim is not None:
+            record = replace(record, unique_name=claim.unique_name)
         default_tuner = self._default_tuner
         self._setup(store, record, parts, None, progress, storage, hooks)
         self._default_tuner = default_tuner
+        self._claim = claim
         code_dir = (  # where its git state is read: a command's folder, a research's
             objective.code_dir  # project, else its module's
             if isinstance(objective, CommandTrial)
@@ -176,6 +183,7 @@ class Experiment(StrategyLoop):
         self._failure: BaseException | None = None
         self._server: Serving | None = None
         self._default_tuner = False  # a new experiment's __init__ says otherwise
+        self._claim = None  # the claim a new experiment defines (set by __init__)
         self._counted = (0, 0.0)  # load_state_dict's
         self._failure_raised = False  # a strategy loop was given the run's failure
         self._starting = threading.Lock()  # one start, whichever thread submits first
@@ -387,7 +395,7 @@ class Experiment(StrategyLoop):
             if environment is not None and environment.done:  # else the driver writes it
                 self._record = replace(self._record, environment=environment.result())
                 environment = None
-            self._store.create_experiment(self._record)
+            self._create()
         folder = self.folder
         write_folder(folder, self._record, self._options)
         if port is not None:
@@ -421,6 +429,13 @@ class Experiment(StrategyLoop):
             self._history = []  # replayed: not kept for the whole run
         return self._driver
 
+    def _create(self) -> None:
+        """Write the new experiment's record: over its claim when it has one."""
+        if self._claim is None:
+            self._store.create_experiment(self._record)
+        else:
+            self._store.define_experiment(self._record, self._claim)
+
     def _stop_serving(self) -> None:
         if self._server is not None:
             self._server.stop()
@@ -436,7 +451,7 @@ class Experiment(StrategyLoop):
             if self._environment is not None:
                 environment = self._environment.result(ENVIRONMENT_WAIT)
                 self._record = replace(self._record, environment=environment)
-            self._store.create_experiment(self._record)
+            self._create()
             self._history = []
         ensure_token(self.folder)
         return self.id

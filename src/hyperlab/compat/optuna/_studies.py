@@ -9,17 +9,21 @@ from __future__ import annotations
 import datetime
 import os
 import shutil
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from hyperlab.compat.optuna._objective import metric_names
-from hyperlab.compat.optuna._study import Study, StudyDirection
+from hyperlab.compat.optuna._study import UNBOUNDED, Study, StudyDirection
 from hyperlab.compat.optuna.exceptions import DuplicatedStudyError
 from hyperlab.compat.optuna.pruners import BasePruner, MedianPruner
 from hyperlab.compat.optuna.samplers import BaseSampler, TPESampler
 from hyperlab.compat.optuna.trial import FrozenTrial
-from hyperlab.store import ExperimentSummary, Store
-from hyperlab.trial import Mode
+from hyperlab.config import validate_options
+from hyperlab.experiment import random_seed
+from hyperlab.space import SearchSpace
+from hyperlab.store import ExperimentRecord, ExperimentSummary, NameTaken, Store
+from hyperlab.trial import ExperimentStatus, Mode
 
 __all__ = [
     "StudySummary",
@@ -44,28 +48,74 @@ def create_study(
     """A new study (or, with ``load_if_exists``, the stored one of that name).
 
     ``directions`` (one per objective) makes a multi-objective study: its objective returns
-    one value per direction.
+    one value per direction. A named study is recorded at once, holding its name, as in
+    Optuna: of processes creating one name at once with ``load_if_exists``, one creates it
+    and the others load it (the store's unique index decides), so all get the same study. Its
+    first ``optimize``, in whichever process, gives it its objective. (An unnamed study, and
+    any study in a ``":memory:"`` storage, which no other process sees, is recorded by its
+    first ``optimize``.)
 
     Raises:
         NotImplementedError: An unmapped sampler/pruner.
         ValueError: ``direction`` and ``directions`` both given, or a direction that is
-            neither ``"minimize"`` nor ``"maximize"`` (Optuna's messages).
+            neither ``"minimize"`` nor ``"maximize"`` (Optuna's messages); several hyperlab
+            experiments have this name.
         DuplicatedStudyError: A study of that name exists and ``load_if_exists`` is False.
     """
     chosen = _directions(direction, directions)
     url = _storage_url(storage)
     sampler = _sampler(sampler)
     pruner = _pruner(pruner)
-    if study_name is not None:
-        found = _find(url, study_name)
-        if found is not None:
-            if not load_if_exists:
-                raise DuplicatedStudyError(
-                    f"Another study with name '{study_name}' already exists (hyperlab "
-                    f"experiment {found}); pass load_if_exists=True to continue it"
-                )
-            return _loaded(study_name, url, found, sampler, pruner)
-    return Study(study_name, url, chosen, sampler, pruner)
+    study = Study(study_name, url, chosen, sampler, pruner)
+    if study_name is None:
+        return study
+    with Store.open(url) as store:
+        found = _find(store, study_name)
+        if found is None and not store.in_memory:
+            try:
+                return Study(study_name, url, chosen, sampler, pruner, _claim(store, study))
+            except NameTaken as taken:  # another process created it since: it is the study
+                found = taken.experiment_id
+    if found is None:
+        return study
+    if not load_if_exists:
+        raise DuplicatedStudyError(
+            f"Another study with name '{study_name}' already exists (hyperlab "
+            f"experiment {found}); pass load_if_exists=True to continue it"
+        )
+    return _loaded(study_name, url, found, sampler, pruner)
+
+
+def _claim(store: Store, study: Study) -> str:
+    """Record ``study``'s experiment (INITIALIZED, with its options, space and seed but no
+    objective yet), holding its name uniquely; return its id. Its first ``optimize`` defines
+    it (``Study._start``).
+
+    Raises:
+        NameTaken: Another experiment holds the name.
+    """
+    name = study.study_name
+    seed = random_seed() if study.sampler.seed is None else study.sampler.seed
+    files = store.files_dir()
+    options = validate_options(
+        **study._definition(),
+        max_trials=UNBOUNDED,
+        seed=seed,
+        working_dir=None if files is None else str(files),
+    )
+    record = ExperimentRecord(
+        id=store.new_experiment_id(),
+        name=name,
+        status=ExperimentStatus.INITIALIZED,
+        options=options,
+        space=SearchSpace.coerce(study.sampler.space()).to_nni(),
+        seed=seed,
+        objective=None,
+        created_at=time.time(),
+        unique_name=True,
+    )
+    store.create_experiment(record)
+    return record.id
 
 
 def load_study(
@@ -88,7 +138,7 @@ def load_study(
                 f"study_name=None: the storage holds {len(names)} studies ({names}); name one"
             )
         study_name = names[0]
-    found = _find(url, study_name)
+    found = _find(Store.open(url), study_name)
     if found is None:
         raise KeyError(f"Record does not exist: no study named {study_name!r} in {url}")
     return _loaded(study_name, url, found, _sampler(sampler), _pruner(pruner))
@@ -192,23 +242,22 @@ def delete_study(*, study_name: str, storage: Any) -> None:
         ExperimentBusy: A driver runs it.
     """
     url = _storage_url(storage)
-    found = _find(url, study_name)
+    store = Store.open(url)
+    found = _find(store, study_name)
     if found is None:
         raise KeyError(f"Record does not exist: no study named {study_name!r} in {url}")
-    store = Store.open(url)
     record = store.get_experiment(found)
     record.check_not_running()
     store.delete_experiment(found)
     shutil.rmtree(store.experiment_folder(record), ignore_errors=True)
 
 
-def _find(url: str | None, name: str) -> str | None:
-    store = Store.open(url)
+def _find(store: Store, name: str) -> str | None:
     ids = store.ids_named(name)
     if len(ids) > 1:
         raise ValueError(
             f"study {name!r}: {len(ids)} hyperlab experiments have this name ({ids}); "
-            "rename all but one (hyperlab rename) to load it"
+            "delete all but one (hyperlab rm ID) to load it"
         )
     return ids[0] if ids else None
 

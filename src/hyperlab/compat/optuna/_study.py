@@ -7,9 +7,12 @@ is ``value``, or ``values_0``, ``values_1``... with several objectives (``direct
 with its mode; a trial's constraints (``trial.set_constraint``, a sampler's
 ``constraints_func``) are kept with its result and are the experiment's constraints. Its
 search space starts empty (a grid's excepted) and grows as the objective
-suggests parameters. Each ``optimize`` call runs the experiment (the first creates it, later
-ones continue it) for ``n_trials`` more trials or ``timeout`` more seconds: the objective runs
-in this thread (``n_jobs=1``) or on ``n_jobs`` threads, as in Optuna. ``create_study`` and
+suggests parameters. ``create_study`` records a named study's experiment at once, holding its
+name (the experiment's ``unique_name``), so that processes creating one study at once all get
+the same one; its first ``optimize`` (in any process) defines it with the objective. Each
+``optimize`` call runs the experiment (the first defines it, or creates an unnamed study's,
+later ones continue it) for ``n_trials`` more trials or ``timeout`` more seconds: the objective
+runs in this thread (``n_jobs=1``) or on ``n_jobs`` threads, as in Optuna. ``create_study`` and
 ``load_study``, which find a study in its storage and make its ``Study``, are in ``_studies``.
 """
 
@@ -132,7 +135,8 @@ class Study:
 
     @property
     def experiment_id(self) -> str | None:
-        """The id of the hyperlab experiment (None before the first trial)."""
+        """The id of the hyperlab experiment: a named study's from ``create_study`` on, an
+        unnamed one's from its first trial (None before)."""
         return self._id
 
     @property
@@ -249,34 +253,31 @@ class Study:
         *,
         created: int,
     ) -> Experiment:
-        """The experiment to run: made on the first call, continued on the next ones;
-        ``created`` is the number its next trial gets (as its trials were just read)."""
-        if self._id is None:
+        """The experiment to run: made on the first call (defining the one ``create_study``
+        recorded, holding the study's name, as long as none ran it), continued on the next
+        ones and on a stored experiment of another origin; ``created`` is the number its next
+        trial gets (as its trials were just read)."""
+        record = None if self._id is None else self._store().get_experiment(self._id)
+        if record is None or (record.unique_name and record.started_at is None):
             experiment = Experiment(
                 objective,
                 self.sampler.space(),
-                metric=metric_names(len(self._directions)),
-                mode=tuple(
-                    "max" if d is StudyDirection.MAXIMIZE else "min" for d in self._directions
-                ),
                 constraints=self._constraints(),
-                **self._algorithms(),
+                **self._definition(),
                 max_trials=UNBOUNDED if n_trials is None else n_trials,
                 concurrency=jobs,
                 executor=executor,
-                fail_fast=False,
                 storage=self._storage,
                 seed=self.sampler.seed,
-                name=self.study_name,
                 progress=progress,
                 callbacks=hooks,
+                claim=record,
             )
             self._id = experiment.id
             with self._lock:  # reads go to its store (the very database, for ":memory:")
                 self._reader = experiment.store
             return experiment
         store = self._store()
-        record = store.get_experiment(self._id)
         grid = self.sampler.space()
         if grid and grid != record.space:
             raise ConfigError(
@@ -300,6 +301,19 @@ class Study:
         )
         options = validate_options(**stored)
         return Experiment.attach(store, record, options, objective, progress, self._storage, hooks)
+
+    def _definition(self) -> dict[str, Any]:
+        """The options its experiment is created (or recorded by ``create_study``) with, but
+        the budget, the executor and the seed: its name, metrics, modes, sampler, pruner."""
+        return {
+            "name": self.study_name,
+            "metric": metric_names(len(self._directions)),
+            "mode": tuple(
+                "max" if d is StudyDirection.MAXIMIZE else "min" for d in self._directions
+            ),
+            **self._algorithms(),
+            "fail_fast": False,
+        }
 
     def _algorithms(self) -> dict[str, Any]:
         """The experiment's tuner and assessor options: this Study's sampler and pruner (none
