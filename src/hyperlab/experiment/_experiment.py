@@ -582,52 +582,6 @@ class Experiment(StrategyLoop):
     def _stored_trial(self, number: int) -> Trial:
         return self._store.get_trial(self.id, number)
 
-    # ---- the strategy loop's start and end (the loop itself: _loop_api) ----------------------
-
-    def _attach(self) -> Driver:
-        """The driver, started here in the background for a strategy loop when it was not."""
-        with self._starting:
-            if self._driver is None:
-                self._start(False, None, "127.0.0.1", strategy=True)
-            driver = self._driver
-            assert driver is not None
-            if not driver.submissions.attached and not driver.submissions.closed:
-                driver.submissions.attached = True  # a tuner's run: the strategy joins it
-        return driver
-
-    def _join(self) -> None:
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-            atexit.unregister(self._at_exit)
-
-    def __enter__(self) -> Experiment:
-        """Start the experiment for a strategy loop (as the first ``submit`` does)."""
-        self._attach()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: object, tb: object) -> None:
-        """End the loop: on a normal exit, the trials submitted run to their end and the
-        experiment ends DONE (``drain``); when the block raised, it stops (STOPPED: its
-        running trials are SYS_CANCELED and run again on resume) and the error goes on.
-
-        Raises:
-            Exception: on a normal exit, what ``wait`` raises once the experiment ended at a
-                failure (``continue_on_failure=False``, ``callbacks_raise=True``).
-        """
-        driver = self._driver
-        if driver is None:
-            return
-        if kind is None:
-            driver.request_drain()
-        else:
-            driver.request_stop(f"the strategy loop raised {kind.__name__}")
-        self._join()
-        if kind is None:
-            self._raise_failure()
-        elif issubclass(kind, KeyboardInterrupt):
-            _say(f"experiment {self.id} stopped (Ctrl-C). {self._resume_hint()}")
-
     def _checked(self, driver: Driver) -> Result:
         """The result; the failed trial's exception when it ended the experiment
         (``continue_on_failure=False``); TrialError when trials failed and none succeeded (or

@@ -17,12 +17,17 @@ handles and the queue into the driver; the driver numbers and writes the trials.
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import numbers
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, overload
 
+from typing_extensions import Self
+
+from hyperlab._terminal import printable
 from hyperlab.errors import ConfigError, SearchSpaceError
 from hyperlab.experiment._driver import Driver, budget_left
 from hyperlab.experiment._fatal import failure_to_raise
@@ -49,16 +54,69 @@ class StrategyLoop(Requests):
     _counted: tuple[int, float]
     _failure_raised: bool
 
+    _starting: threading.Lock  # one start, whichever thread submits first
+
     if TYPE_CHECKING:  # Experiment's
 
-        def _attach(self) -> Driver:
-            """The driver, started here for a strategy when it was not."""
+        def _start(self, wait_on_exit: bool, port: int | None, host: str, *, strategy: bool) -> Any:
+            """Start the run in a background thread."""
 
-        def _join(self) -> None:
-            """Wait for the run started here to end."""
+        def _at_exit(self) -> None:
+            """What the end of the script does to a run started here."""
+
+        def _resume_hint(self) -> str:
+            """How to continue the experiment, for messages."""
 
         def result(self) -> Result:
             """The experiment as stored now."""
+
+    # ---- the loop's start and end ----------------------------------------------------------
+
+    def _attach(self) -> Driver:
+        """The driver, started here in the background for a strategy loop when it was not."""
+        with self._starting:
+            if self._driver is None:
+                self._start(False, None, "127.0.0.1", strategy=True)
+            driver = self._driver
+            assert driver is not None
+            if not driver.submissions.attached and not driver.submissions.closed:
+                driver.submissions.attached = True  # a tuner's run: the strategy joins it
+        return driver
+
+    def _join(self) -> None:
+        """Wait for the run started here to end."""
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+            atexit.unregister(self._at_exit)
+
+    def __enter__(self) -> Self:
+        """Start the experiment for a strategy loop (as the first ``submit`` does)."""
+        self._attach()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: object, tb: object) -> None:
+        """End the loop: on a normal exit, the trials submitted run to their end and the
+        experiment ends DONE (``drain``); when the block raised, it stops (STOPPED: its
+        running trials are SYS_CANCELED and run again on resume) and the error goes on.
+
+        Raises:
+            Exception: on a normal exit, what ``wait`` raises once the experiment ended at a
+                failure (``continue_on_failure=False``, ``callbacks_raise=True``).
+        """
+        driver = self._driver
+        if driver is None:
+            return
+        if kind is None:
+            driver.request_drain()
+        else:
+            driver.request_stop(f"the strategy loop raised {kind.__name__}")
+        self._join()
+        if kind is None:
+            self._raise_failure()
+        elif issubclass(kind, KeyboardInterrupt):
+            message = f"experiment {self.id} stopped (Ctrl-C). {self._resume_hint()}"
+            print(f"hyperlab: {printable(message)}", file=sys.stderr, flush=True)
 
     # ---- submitting -------------------------------------------------------------------------
 
