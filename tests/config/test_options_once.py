@@ -130,6 +130,8 @@ def test_executor_options_are_those_of_the_executor_alone():
         "ray_address",
         "resources",
         "max_node_failures",
+        "dask_address",
+        "dask_cluster",
     ]
 
 

@@ -21,6 +21,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from hyperlab.config._constraints import parse_constraint
 from hyperlab.config._ranges import (
@@ -67,7 +68,7 @@ class Doc:
 
 
 EXECUTOR_DOC = Doc(
-    "`command`, `processes`, `threads`, `inprocess`, `ray`",
+    "`command`, `processes`, `threads`, `inprocess`, `ray`, `dask`",
     "str",
     "`inprocess`; in config files `command` for commands, `processes` for functions",
 )
@@ -313,8 +314,9 @@ class ExperimentOptions(BaseModel):
     )
     executor: Annotated[str, EXECUTOR_DOC] = Field(
         default="inprocess",
-        description="where trials run (`ray`: on a Ray cluster, `pip install 'hyperlab[ray]'`, "
-        "see [cluster.md](cluster.md)); in Python, `command` runs a `CommandTrial`",
+        description="where trials run (`ray`: on a Ray cluster, `pip install 'hyperlab[ray]'`; "
+        "`dask`: on a Dask cluster, `pip install 'hyperlab[dask]'`; see [cluster.md](cluster.md)); "
+        "in Python, `command` runs a `CommandTrial`",
     )
     trial_timeout: Annotated[
         float | None, Doc("seconds or duration string, up to 3650d", "float | str | None")
@@ -418,14 +420,34 @@ class ExperimentOptions(BaseModel):
     ] = Field(
         default=None,
         description="with executor `ray`, what each trial holds on its node: `cpu`, `gpu` (a "
-        "fraction shares one GPU), `memory` (bytes or `4GiB`), and custom Ray resources by name",
+        "fraction shares one GPU), `memory` (bytes or `4GiB`), and custom Ray resources by name; "
+        "with executor `dask`, the Dask worker resources each trial holds (`gpu`, `cpu` and "
+        "`memory` are Dask's `GPU`, `CPU` and `MEMORY`; other names as the workers declare them)",
     )
     max_node_failures: Annotated[int, Doc("integer, 0 .. 1,000", "int", executor=True)] = Field(
         default=3,
         ge=0,
         le=MAX_NODE_FAILURES,
-        description="with executor `ray`, how many times a trial whose node dies runs again "
-        "(`attempt + 1`, from its last checkpoint) before it fails",
+        description="with executor `ray` (or `dask`), how many times a trial whose node (or "
+        "Dask worker) dies runs again (`attempt + 1`, from its last checkpoint) before it fails",
+    )
+    dask_address: Annotated[
+        str | None, Doc("`tcp://host:port`, or `null`", "str | None", executor=True)
+    ] = Field(
+        default=None,
+        description="with executor `dask`, the scheduler to run trials on (`null`: Dask's own "
+        "`scheduler-address` setting); in Python `dask_cluster` may give a cluster object "
+        "instead, whose address is what the store keeps ([cluster.md](cluster.md))",
+    )
+    dask_cluster: Annotated[
+        SkipJsonSchema[Any],  # no config file can give one
+        Doc("a cluster object, in Python only", "Any", executor=True),
+    ] = Field(
+        default=None,
+        exclude=True,
+        description="with executor `dask`, in Python only: a running Dask cluster object "
+        "(`dask_jobqueue.SLURMCluster`, `distributed.LocalCluster`...) to run trials on; the "
+        "store keeps its scheduler's address, which `resume` connects to",
     )
     store_outage: Annotated[
         float, Doc("seconds or duration string, > 0 .. 86,400 (`1d`)", "float | str")
@@ -455,6 +477,30 @@ class ExperimentOptions(BaseModel):
     _durations = field_validator("max_duration", "trial_timeout", "store_outage", mode="before")(
         _duration_field
     )
+
+    @field_validator("dask_cluster")
+    @classmethod
+    def _dask_cluster(cls, value: Any) -> Any:
+        if value is not None and not isinstance(getattr(value, "scheduler_address", None), str):
+            raise ValueError(
+                f"dask_cluster: expected a running Dask cluster object (one with a "
+                f"scheduler_address, such as dask_jobqueue.SLURMCluster or "
+                f"distributed.LocalCluster), got {value!r}; a config file gives dask_address"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _dask_address(self) -> ExperimentOptions:
+        if self.dask_cluster is None:
+            return self
+        address = self.dask_cluster.scheduler_address
+        if self.dask_address not in (None, address):
+            raise ValueError(
+                f"dask_address: {self.dask_address!r} is not the address of the dask_cluster "
+                f"given ({address!r}); give one of them"
+            )
+        object.__setattr__(self, "dask_address", address)  # what the store keeps of it
+        return self
 
     @field_validator("working_dir", mode="before")
     @classmethod

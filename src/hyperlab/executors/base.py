@@ -400,6 +400,7 @@ EXECUTORS: Registry[Executor] = Registry(
         "command": "hyperlab.executors._command:CommandExecutor",
         "research": "hyperlab.research:ResearchExecutor",
         "ray": "hyperlab.executors._ray:RayExecutor",
+        "dask": "hyperlab.executors._dask:DaskExecutor",
     },
 )
 """Executor names for ``executor=``, and users' own (``register_executor``)."""

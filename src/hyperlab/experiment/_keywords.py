@@ -42,11 +42,24 @@ class ExecutorArgs(TypedDict, total=False):
 
     resources: Mapping[str, float | int | str] | None
     """With executor ``ray``, what each trial holds on its node: ``cpu``, ``gpu`` (a fraction
-    shares one GPU), ``memory`` (bytes or ``4GiB``), and custom Ray resources by name."""
+    shares one GPU), ``memory`` (bytes or ``4GiB``), and custom Ray resources by name; with
+    executor ``dask``, the Dask worker resources each trial holds (``gpu``, ``cpu`` and
+    ``memory`` are Dask's ``GPU``, ``CPU`` and ``MEMORY``; other names as the workers declare
+    them)."""
 
     max_node_failures: int
-    """With executor ``ray``, how many times a trial whose node dies runs again (``attempt + 1``,
-    from its last checkpoint) before it fails."""
+    """With executor ``ray`` (or ``dask``), how many times a trial whose node (or Dask worker) dies
+    runs again (``attempt + 1``, from its last checkpoint) before it fails."""
+
+    dask_address: str | None
+    """With executor ``dask``, the scheduler to run trials on (``null``: Dask's own ``scheduler-
+    address`` setting); in Python ``dask_cluster`` may give a cluster object instead, whose
+    address is what the store keeps (cluster.md)."""
+
+    dask_cluster: Any
+    """With executor ``dask``, in Python only: a running Dask cluster object
+    (``dask_jobqueue.SLURMCluster``, ``distributed.LocalCluster``...) to run trials on; the
+    store keeps its scheduler's address, which ``resume`` connects to."""
 
 
 class Options(TypedDict, total=False):
@@ -118,8 +131,9 @@ class Options(TypedDict, total=False):
     """Trials at once."""
 
     executor: str
-    """Where trials run (``ray``: on a Ray cluster, ``pip install 'hyperlab[ray]'``, see
-    cluster.md); in Python, ``command`` runs a ``CommandTrial``."""
+    """Where trials run (``ray``: on a Ray cluster, ``pip install 'hyperlab[ray]'``; ``dask``: on a
+    Dask cluster, ``pip install 'hyperlab[dask]'``; see cluster.md); in Python, ``command`` runs
+    a ``CommandTrial``."""
 
     trial_timeout: float | str | None
     """A trial running longer is FAILED (a command's process group gets SIGTERM, then SIGKILL)."""
@@ -162,7 +176,8 @@ class Options(TypedDict, total=False):
 
     executor_args: ExecutorArgs | Mapping[str, Any] | None
     """The executor's own options, checked as the others are: ``gpus``, ``max_log_bytes``,
-    ``echo_output``, ``ray_address``, ``resources``, ``max_node_failures``."""
+    ``echo_output``, ``ray_address``, ``resources``, ``max_node_failures``, ``dask_address``,
+    ``dask_cluster``."""
 
     # deprecated: the executor's options, given as keywords of their own
 
@@ -183,3 +198,9 @@ class Options(TypedDict, total=False):
 
     max_node_failures: int
     """Deprecated: give it in ``executor_args`` (``executor_args={'max_node_failures': ...}``)."""
+
+    dask_address: str | None
+    """Deprecated: give it in ``executor_args`` (``executor_args={'dask_address': ...}``)."""
+
+    dask_cluster: Any
+    """Deprecated: give it in ``executor_args`` (``executor_args={'dask_cluster': ...}``)."""

@@ -223,7 +223,7 @@ def make_executor(options: ExperimentOptions, objective: Callable[..., Any]) -> 
     Raises:
         ConfigError: Bad options for it, ``gpus.memory_ratio`` with the ``command``
             executor, which does not check GPU memory, or ``ray_address``/``resources``
-            without the ``ray`` executor.
+            without the ``ray`` executor (``dask_address``, ``resources`` without ``dask``).
     """
     gpus = options.gpus
     if gpus is not None and gpus.memory_ratio is not None and options.executor == "command":
@@ -239,13 +239,19 @@ def make_executor(options: ExperimentOptions, objective: Callable[..., Any]) -> 
             "resources": options.resources,
             "max_node_failures": options.max_node_failures,
         }
-    else:
-        for field in ("ray_address", "resources"):
-            if getattr(options, field) is not None:
-                raise ConfigError(
-                    f"{field}: applies to executor='ray', got {getattr(options, field)!r} "
-                    f"with executor={options.executor!r}"
-                )
+    elif options.executor == "dask":
+        extra = {
+            "dask_address": options.dask_address,
+            "dask_cluster": options.dask_cluster,
+            "resources": options.resources,
+            "max_node_failures": options.max_node_failures,
+        }
+    for field, owner in (("ray_address", "ray"), ("resources", "ray"), ("dask_address", "dask")):
+        if field not in extra and getattr(options, field) is not None:
+            raise ConfigError(
+                f"{field}: applies to executor={owner!r}, got {getattr(options, field)!r} "
+                f"with executor={options.executor!r}"
+            )
     return create_executor(
         options.executor,
         objective,
