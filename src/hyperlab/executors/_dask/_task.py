@@ -62,6 +62,9 @@ INBOX_WAIT = 0.5
 """Seconds each wait on the run's inbox lasts before it looks whether the run is over."""
 STEP = 0.05
 """Seconds between two looks at the local executor while the trial runs."""
+ASKING_STEP = 0.002
+"""The same while the trial waits for an answer (a round-trip report's verdict): the answer
+is handed to it at the next look."""
 _CARRIERS = (Reported, Finished, Stopped)  # the events that carry metrics
 
 
@@ -116,6 +119,7 @@ class _Trial:
         self.channel = channel
         self.spec = spec
         self.ended = False
+        self.asking = 0  # requests sent and not answered yet
         self.refused: str | None = None  # why the driver could not store what it sent
 
     def listen(self, event: Event) -> None:
@@ -137,6 +141,7 @@ class _Trial:
         elif isinstance(event, Reported):
             send("reported", event.time, step=event.step, metrics=event.metrics)
         elif isinstance(event, Requested):
+            self.asking += 1
             send(
                 "requested",
                 event.time,
@@ -231,6 +236,7 @@ def _run(
                 except queue.Empty:
                     break
                 if message[0] == "answer" and submitted:
+                    trial.asking = max(0, trial.asking - 1)
                     local.answer(spec.number, *message[1:4])
                 elif message[0] in ("stop", "kill") and not submitted:  # it never runs
                     trial.channel.send("stopped", metrics=None)
@@ -248,7 +254,7 @@ def _run(
             if trial.refused is not None and not stopping:
                 local.stop(spec.number)
                 stopping = True
-            local.poll(STEP)
+            local.poll(ASKING_STEP if trial.asking else STEP)
     except Exception:
         trial.end_failed(format_error())
     finally:
