@@ -4,6 +4,7 @@ an address that does not answer, and a resumed driver adopting a trial still run
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 
 import hyperlab
 from hyperlab.errors import ConfigError
-from hyperlab.executors import Executor, create_executor
+from hyperlab.executors import Executor, TrialSpec, create_executor
 from hyperlab.executors._dask._gpus import GpuLoads, visible_gpus
 from hyperlab.store import Store
 from hyperlab.testing import ExecutorContract
@@ -340,3 +341,19 @@ def test_a_resumed_driver_adopts_the_trial_still_running_on_the_cluster(
     assert trial.status is TrialStatus.SUCCEEDED, trial.error
     assert trial.attempt == 1, "adopted, not run again"
     assert [r.step for r in trial.reports] == list(range(10)), "each report stored once"
+
+
+def test_adopt_finds_no_task_for_a_trial_never_submitted_and_the_scheduler_logs_no_error(
+    cluster: Any, caplog: Any
+) -> None:
+    executor = create_executor("dask", curve, dask_cluster=cluster)
+    executor.open(lambda event: None)
+    try:
+        spec = TrialSpec(0, "never-0", {"x": 0.5}, 1, None)
+        with caplog.at_level(logging.ERROR, logger="distributed"):
+            assert executor.adopt(spec, reports=0) is None
+        errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+        assert errors == []
+        assert executor.running == 0
+    finally:
+        executor.close()

@@ -42,8 +42,6 @@ STOP_MARGIN = 1.0
 ``Stopped`` by the driver (its task is told to kill it)."""
 KILL_WAIT = 5.0
 """Seconds ``close`` waits for the tasks it told to kill their trials to end."""
-ADOPT_WAIT = 1.0
-"""Seconds ``adopt`` waits for the scheduler to say whether a trial's task is there."""
 WORKERS_INTERVAL = 2.0
 """Seconds between two looks at the workers' resources."""
 
@@ -62,7 +60,6 @@ class _Run:
         "spec",
         "started",
         "stop_at",
-        "variable",
         "worker",
     )
 
@@ -71,7 +68,6 @@ class _Run:
         self.key = key
         self.inbox = inbox
         self.future: Any = None
-        self.variable: Any = None  # holds the future, so the task outlives this driver
         self.next = 0  # the seq of the next message to deliver
         self.held: dict[int, Message] = {}  # messages that came before their turn
         self.started = False
@@ -82,8 +78,9 @@ class _Run:
 
 
 def run_name(spec: TrialSpec) -> str:
-    """The name of the ``distributed.Variable`` holding the task of the trial's attempt: how
-    a resumed driver finds it (``adopt``)."""
+    """The name under which the task of the trial's attempt is published (a dataset of the
+    scheduler: it holds the task, which outlives this driver), and a resumed driver finds it
+    (``adopt``)."""
     return f"hyperlab-{spec.trial_id}-{spec.attempt}"
 
 
@@ -110,9 +107,9 @@ class DaskExecutor(Executor):
     folder under the experiment's, which the workers must share with the driver. Reports
     stream back while it runs; ``stop`` and ``trial_timeout`` end its process. The connection
     is made when the executor is made, so a scheduler that does not answer is reported before
-    anything is written. Each task is held by a ``distributed.Variable`` named after its trial
-    and attempt, so it outlives a driver that dies, and the driver that resumes the experiment
-    adopts it.
+    anything is written. Each task is published on the scheduler under its trial and attempt
+    (``run_name``), so it outlives a driver that dies, and the driver that resumes the
+    experiment adopts it.
     """
 
     name = "dask"
@@ -207,8 +204,7 @@ class DaskExecutor(Executor):
             resources=self.resources or None,
             pure=False,
         )
-        run.variable = self._distributed.Variable(run_name(spec), client=self._client)
-        run.variable.set(run.future)
+        self._client.publish_dataset(run.future, name=run_name(spec), override=True)
         run.future.add_done_callback(partial(self._done, key))
 
     def _watch(self, run: _Run) -> None:
@@ -347,7 +343,9 @@ class DaskExecutor(Executor):
         self._keys.pop(run.key, None)
         with contextlib.suppress(Exception):
             self._client.unsubscribe_topic(run.key)
-        for release in (run.variable.delete, run.inbox.close, run.future.release):
+        with contextlib.suppress(Exception):
+            self._client.unpublish_dataset(run_name(run.spec))
+        for release in (run.inbox.close, run.future.release):
             with contextlib.suppress(Exception):
                 release()
 
@@ -377,16 +375,12 @@ class DaskExecutor(Executor):
             run.stop_at = time.monotonic() + self.stop_grace + STOP_MARGIN
 
     def adopt(self, spec: TrialSpec, *, reports: int) -> float | None:
-        variable = self._distributed.Variable(run_name(spec), client=self._client)
-        try:
-            future = variable.get(timeout=ADOPT_WAIT)
-        except Exception:  # nothing under that name: its task is not on this cluster
-            return None
+        future = self._client.get_dataset(run_name(spec), default=None)
         if not isinstance(future, self._distributed.Future) or future.status == "cancelled":
             return None
         history = [message for _, message in self._client.get_events(future.key)]
         run = _Run(spec, future.key, Inbox(future.key, self._client))
-        run.future, run.variable, run.started, run.skip = future, variable, True, reports
+        run.future, run.started, run.skip = future, True, reports
         self._watch(run)
         for message in history:  # delivered by poll; the subscription repeats some
             self._mail.put(("message", run.key, _as_sent(message)))
@@ -395,7 +389,7 @@ class DaskExecutor(Executor):
         return began[-1] if began else time.time()
 
     def detach(self) -> None:
-        """Leave the trials' tasks running (their variables hold them) for the driver that
+        """Leave the trials' tasks running (published, they go on) for the driver that
         takes the experiment over, and let go of the cluster."""
         for run in list(self._runs.values()):
             with contextlib.suppress(Exception):

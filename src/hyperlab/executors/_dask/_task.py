@@ -92,9 +92,14 @@ class Inbox:
         self._bell.clear()  # before the read: a message put after it rings again
         return [list(message) for message in self._queue.get(batch=True)]
 
+    def ring(self) -> None:
+        """Wake the task's wait at once (the run is over)."""
+        self._bell.set()
+
     def close(self) -> None:
-        """Let the scheduler drop the queue once neither side holds it."""
+        """Let the scheduler drop the queue once neither side holds it, and the bell."""
         with contextlib.suppress(Exception):  # the client closed first: the scheduler drops it
+            self._bell.clear()  # cleared with no one waiting: the scheduler forgets it
             self._queue.close()
 
 
@@ -208,6 +213,8 @@ def run_trial(
         _run(trial, objective, dataclasses.replace(spec, devices=held), settings, mail)
     finally:
         over.set()
+        with contextlib.suppress(Exception):
+            inbox.ring()  # its reader stops waiting now, not when its wait times out
         WORKER_GPUS.release(held, gpus)
     return channel.sent
 
