@@ -21,6 +21,7 @@ import hyperlab
 from hyperlab.errors import ConfigError
 from hyperlab.executors import Executor, TrialSpec, create_executor
 from hyperlab.executors._dask._gpus import GpuLoads, visible_gpus
+from hyperlab.executors._dask._task import Inbox
 from hyperlab.store import Store
 from hyperlab.testing import ExecutorContract
 from hyperlab.testing.behaviours import behave
@@ -360,3 +361,14 @@ def test_adopt_finds_no_task_for_a_trial_never_submitted_and_the_scheduler_logs_
         assert executor.running == 0
     finally:
         executor.close()
+
+
+def test_what_the_driver_sends_last_still_wakes_the_task(cluster: Any) -> None:
+    with distributed.Client(cluster, set_as_default=False) as client:
+        task = Inbox("hyperlab-inbox-test", client)  # the task's end, made first
+        driver = Inbox("hyperlab-inbox-test", client)
+        driver.put(["kill"])
+        driver.close()  # the driver forgets the run at once: its kill must still arrive
+        assert task.take(timeout=5.0) == [["kill"]]
+        assert task.take(timeout=0.1) == []
+        task.close(reader=True)

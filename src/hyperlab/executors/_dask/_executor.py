@@ -320,6 +320,7 @@ class DaskExecutor(Executor):
             self._end(run, Failed(number, time.time(), error))
 
     def _lost(self, run: _Run, reason: str) -> None:
+        self._kill(run)  # a worker only thought dead, still running it, lets it go
         number = run.spec.number
         losses = self._losses.get(number, 0) + 1
         self._losses[number] = losses

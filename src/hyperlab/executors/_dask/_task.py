@@ -96,10 +96,13 @@ class Inbox:
         """Wake the task's wait at once (the run is over)."""
         self._bell.set()
 
-    def close(self) -> None:
-        """Let the scheduler drop the queue once neither side holds it, and the bell."""
+    def close(self, *, reader: bool = False) -> None:
+        """Let the scheduler drop the queue once neither side holds it; the ``reader`` (the
+        task, done reading) also clears the bell, so that the scheduler forgets it. The driver
+        never does: a message it sent last (``kill``) must still wake the task."""
         with contextlib.suppress(Exception):  # the client closed first: the scheduler drops it
-            self._bell.clear()  # cleared with no one waiting: the scheduler forgets it
+            if reader:
+                self._bell.clear()  # cleared with no one waiting: the scheduler forgets it
             self._queue.close()
 
 
@@ -280,4 +283,4 @@ def _read_inbox(inbox: Inbox, mail: queue.SimpleQueue[list[Any]], over: threadin
             continue
         for message in messages:
             mail.put(message)
-    inbox.close()
+    inbox.close(reader=True)
