@@ -275,6 +275,38 @@ def test_a_trial_holding_a_gpu_sees_only_its_device(cluster: Any) -> None:
     assert [t.metrics["visible"] for t in result.trials] == ["0", "0"], "one GPU per worker"
 
 
+def two_at_once(params: dict) -> dict:
+    started = Path(params["folder"]) / f"{params['x']}.started"
+    started.touch()
+    wait_for(lambda: len(list(started.parent.glob("*.started"))) >= 2, 30, "the other trial")
+    return {"loss": 0.0, "visible": os.environ.get("CUDA_VISIBLE_DEVICES", "unset")}
+
+
+def test_two_trials_at_once_on_a_worker_of_two_gpus_get_one_each(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)  # the worker's GPUs: 0 and 1
+    with distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=2,
+        processes=False,
+        resources={"GPU": 2},
+        dashboard_address=None,
+    ) as two_gpus:
+        result = hyperlab.run(
+            two_at_once,
+            {"x": hyperlab.choice(1, 2), "folder": hyperlab.choice(str(tmp_path))},
+            metric="loss",
+            tuner="grid",
+            executor="dask",
+            executor_args={"dask_cluster": two_gpus, "resources": {"gpu": 1}},
+            concurrency=2,
+            storage=":memory:",
+            progress=False,
+        )
+    assert sorted(t.metrics["visible"] for t in result.trials) == ["0", "1"]
+
+
 def test_the_trials_on_one_worker_get_distinct_gpus_the_least_loaded_first() -> None:
     loads = GpuLoads()
     held = [loads.hold(1, (2, 3, 5)) for _ in range(3)]
