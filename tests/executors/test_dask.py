@@ -43,8 +43,8 @@ def cluster() -> Iterator[Any]:
         threads_per_worker=1,
         processes=True,
         resources={"GPU": 1},
-        dashboard_address=None,
-        worker_dashboard_address=None,
+        dashboard_address=":0",
+        worker_dashboard_address=":0",
     ) as made:
         yield made
 
@@ -291,7 +291,7 @@ def test_two_trials_at_once_on_a_worker_of_two_gpus_get_one_each(
         threads_per_worker=2,
         processes=False,
         resources={"GPU": 2},
-        dashboard_address=None,
+        dashboard_address=":0",
     ) as two_gpus:
         result = hyperlab.run(
             two_at_once,
