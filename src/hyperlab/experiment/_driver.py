@@ -36,7 +36,7 @@ from hyperlab.experiment._objective import ConstraintsFunc
 from hyperlab.experiment._progress import make_progress
 from hyperlab.experiment._resume import adopt_orphans, still_queued
 from hyperlab.experiment._scheduling import Verdict
-from hyperlab.experiment._strategy import TrialHandle
+from hyperlab.experiment._strategy import Submissions, TrialHandle
 from hyperlab.store import HEARTBEAT_INTERVAL, ExperimentRecord, LeaseLost, Store, StoreUnavailable
 from hyperlab.trial import CUSTOM_TRIAL, ExperimentStatus, Trial, TrialStatus
 from hyperlab.tuners.base import Tuner
@@ -79,6 +79,8 @@ class Driver(TrialFlow):
             driver calls (checked by ``check_callbacks``; see ``hyperlab.Callback``).
         counted: Trials and seconds the budget counts as spent before this run (NNI's
             ``load_state_dict``).
+        submissions: The strategy loop's side (``_strategy``), when its handles were made
+            before the run (``Experiment.trials`` of a resumed experiment).
         environment: The environment capture of a new experiment still under way: the driver
             writes it to the store once it is done (at the latest as the run ends).
     """
@@ -101,6 +103,7 @@ class Driver(TrialFlow):
         callbacks: Sequence[Any] = (),
         environment: EnvironmentCapture | None = None,
         counted: tuple[int, float] = (0, 0.0),
+        submissions: Submissions | None = None,
     ) -> None:
         super().__init__(
             store,
@@ -114,6 +117,7 @@ class Driver(TrialFlow):
             trials_dir=str(experiment_dir / "trials"),
             clock=clock,
             callbacks=callbacks,
+            submissions=submissions,
         )
         self.counted = counted
         self.server_url = server_url
@@ -399,7 +403,7 @@ class Driver(TrialFlow):
                 self.outage.settle(lambda: self.store.release_lease(lease, elapsed=self.elapsed()))
         finally:
             self.keeper.stop()
-            self.submissions.close(lambda number: self.store.get_trial(self.id, number), None)
+            self.submissions.close(self.stored_trials, None)
 
     def _end_paused(self, now: float) -> None:
         """At the end of an experiment (not a stop, which a resume continues), the trials a
@@ -418,6 +422,15 @@ class Driver(TrialFlow):
                 continue
             self.active[trial.number] = trial
             self._finish(trial, TrialStatus.SYS_CANCELED, now)
+
+    def stored_trials(self, numbers: list[int]) -> dict[int, Trial]:
+        """Trials ``numbers`` as stored: one by one for a few, else in one read."""
+        if len(numbers) <= 16:
+            return {n: self.store.get_trial(self.id, n) for n in numbers}
+        wanted = set(numbers)
+        return {
+            t.number: t for t in self.store.get_trials(self.id, reports=False) if t.number in wanted
+        }
 
     def _abandon(self, why: BaseException) -> None:
         """The lease is lost (or the store gone): let go of what runs here and write nothing

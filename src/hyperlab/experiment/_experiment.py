@@ -50,7 +50,7 @@ from hyperlab.experiment._result import Result
 from hyperlab.experiment._resume import StoredTrials
 from hyperlab.experiment._serving import Serving, check_serving, serve
 from hyperlab.experiment._setup import load_objective, objective_folder, trial_objective
-from hyperlab.experiment._strategy import TrialHandle
+from hyperlab.experiment._strategy import Submissions, TrialHandle
 from hyperlab.space import SearchSpace
 from hyperlab.store import (
     ExperimentRecord,
@@ -185,6 +185,7 @@ class Experiment(StrategyLoop):
         self._default_tuner = False  # a new experiment's __init__ says otherwise
         self._claim = None  # the claim a new experiment defines (set by __init__)
         self._counted = (0, 0.0)  # load_state_dict's
+        self._submissions = Submissions(record.id)  # the strategy loop's side of its driver
         self._failure_raised = False  # a strategy loop was given the run's failure
         self._starting = threading.Lock()  # one start, whichever thread submits first
 
@@ -420,6 +421,7 @@ class Experiment(StrategyLoop):
                 callbacks=self._callbacks,
                 environment=environment,
                 counted=self._counted,
+                submissions=self._submissions,
             )
             self._driver.submissions.attached = strategy
         except BaseException:
@@ -512,7 +514,7 @@ class Experiment(StrategyLoop):
                 self._failure = exc
             finally:
                 self._stop_serving()
-                read = None if self._failure is not None else self._stored_trial
+                read = None if self._failure is not None else driver.stored_trials
                 driver.submissions.close(read, self._failure)  # if run() did not get to
 
         self._thread = threading.Thread(target=target, name=f"hyperlab-{self.id}", daemon=True)
@@ -578,9 +580,6 @@ class Experiment(StrategyLoop):
     def result(self) -> Result:
         """The experiment as stored now (running or not)."""
         return Result.read(self._store, self.id)
-
-    def _stored_trial(self, number: int) -> Trial:
-        return self._store.get_trial(self.id, number)
 
     def _checked(self, driver: Driver) -> Result:
         """The result; the failed trial's exception when it ended the experiment

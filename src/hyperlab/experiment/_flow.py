@@ -81,6 +81,7 @@ class TrialFlow(ABC):
         trials_dir: str,
         clock: Clock,
         callbacks: Sequence[Any],
+        submissions: Submissions | None = None,
     ) -> None:
         self.store = store
         self.record = record
@@ -90,7 +91,8 @@ class TrialFlow(ABC):
         self.counts = {"finished": 0, "failed": 0}
         self.trial_time = 0.0  # the ended trials' durations, summed (budget_time="trials")
         self.counted = (0, 0.0)  # trials and seconds counted before (load_state_dict)
-        self.submissions = Submissions(record.id)  # a strategy loop's (``_strategy``)
+        # a strategy loop's (``_strategy``); not `or`: an empty queue is falsy
+        self.submissions = Submissions(record.id) if submissions is None else submissions
         self.ends: list[Trial] = []  # trials ended since the last commit, for their handles
         self.commit_soon = False  # a handle waits on a trial that ended: commit at once
         self.best: float | None = None
@@ -203,11 +205,19 @@ class TrialFlow(ABC):
     def _no_more(self) -> bool:
         if self.requeue or self.submissions:  # queued trials run, a drain's included
             return False
+        if not self._nothing_new():
+            return False
+        with self.submissions.lock:  # a submit numbering a batch now has it run: it was taken
+            return not self.submissions and self._nothing_new()
+
+    def _nothing_new(self) -> bool:
+        """No new trial may be created: drained, or a budget spent, or the tuner exhausted
+        (with no strategy loop to submit more)."""
         if self.drain_asked or (self.max_trials is not None and self.created >= self.max_trials):
             return True
         if self.options.budget_time == "trials" and self._time_spent():
             return True
-        return self.exhausted and not self.submissions.attached  # a strategy may submit more
+        return self.exhausted and not self.submissions.attached
 
     def _time_spent(self) -> bool:
         limit = self.options.max_duration

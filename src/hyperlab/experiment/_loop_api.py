@@ -33,7 +33,7 @@ from hyperlab.experiment._driver import Driver, budget_left
 from hyperlab.experiment._fatal import failure_to_raise
 from hyperlab.experiment._requests_api import Requests
 from hyperlab.experiment._result import Result
-from hyperlab.experiment._strategy import TrialHandle, resolved
+from hyperlab.experiment._strategy import Submissions, TrialHandle, resolved
 from hyperlab.space import SearchSpace
 from hyperlab.store import TrialFilter
 from hyperlab.trial import Trial, TrialStatus
@@ -52,6 +52,7 @@ class StrategyLoop(Requests):
     _thread: threading.Thread | None
     _failure: BaseException | None
     _counted: tuple[int, float]
+    _submissions: Submissions
     _failure_raised: bool
 
     _starting: threading.Lock  # one start, whichever thread submits first
@@ -209,6 +210,8 @@ class StrategyLoop(Requests):
                     f"{handle.experiment_id}, not to {self.id}; wait on it with its own "
                     "experiment"
                 )
+        if self._driver is None and not all(handle.done() for handle in listed):
+            self._attach()  # a resumed experiment's trials run again once it runs
         return listed
 
     def _wait_trials(
@@ -287,27 +290,25 @@ class StrategyLoop(Requests):
             ConfigError: an unknown status (naming it and the statuses there are).
         """
         wanted = _statuses(status)
-        driver = self._live_driver()
-        if driver is not None:
-            driver.submissions.watching = True  # set before the read: no end slips between
-        elif self._record_missing():
+        if self._record_missing():
             return []
+        submissions = self._submissions  # the driver's, before it runs too
+        live = not submissions.closed
+        if live:
+            submissions.watching = True  # set before the read: no end slips between
         found = self._store.get_trials(self.id, reports=reports)
         seen = {trial.number for trial in found}
         handles = []
+        read = self._stored_trial
         for trial in found:
             if wanted is None or trial.status in wanted:
-                read = lambda number: self._store.get_trial(self.id, number)  # noqa: E731
-                handles.append(
-                    resolved(trial) if driver is None else driver.submissions.handle(trial, read)
-                )
-        if driver is not None and (wanted is None or wanted & _UNENDED):
-            handles += [h for h in driver.submissions.pending() if h.number not in seen]
+                handles.append(submissions.handle(trial, read) if live else resolved(trial))
+        if live and (wanted is None or wanted & _UNENDED):  # submitted, not stored yet
+            handles += [h for h in submissions.pending() if h.number not in seen]
         return sorted(handles, key=lambda handle: handle.number)
 
-    def _live_driver(self) -> Driver | None:
-        driver = self._driver
-        return None if driver is None or driver.submissions.closed else driver
+    def _stored_trial(self, number: int) -> Trial:
+        return self._store.get_trial(self.id, number)
 
     def _record_missing(self) -> bool:
         """Whether the experiment is not in the store yet (not saved nor started)."""

@@ -169,22 +169,30 @@ class Submissions:
                     elif not handle.done():
                         handle.set_result(trial)
 
-    def close(self, read: Callable[[int], Trial] | None, error: BaseException | None) -> None:
-        """The run ended: resolve every handle left with its trial as stored (``read``), or
-        with ``error`` when nothing more could be written."""
+    def close(
+        self,
+        read: Callable[[list[int]], dict[int, Trial]] | None,
+        error: BaseException | None,
+    ) -> None:
+        """The run ended: resolve every handle left with its trial as stored (``read`` gives
+        the trials of some numbers), or with ``error`` when nothing more could be written."""
         with self.lock:
             self.closed = True
             self.attached = False
-            left = list(self._pending.values())
+            left = [handle for handle in self._pending.values() if not handle.done()]
             self._pending.clear()
             self._queue.clear()
-        for handle in left:
-            if handle.done():
-                continue
-            if error is not None or read is None:
-                handle.set_exception(error or RuntimeError("the run ended"))
-                continue
+        if not left:
+            return
+        found: dict[int, Trial] = {}
+        if error is None and read is not None:
             try:
-                handle.set_result(read(handle.number))
-            except Exception as exc:  # the waiter gets it, not the driver
-                handle.set_exception(exc)
+                found = read([handle.number for handle in left])
+            except Exception as exc:  # the waiters get it, not the driver
+                error = exc
+        for handle in left:
+            trial = found.get(handle.number)
+            if trial is not None:
+                handle.set_result(trial)
+            else:
+                handle.set_exception(error or RuntimeError(f"trial {handle.number} is not stored"))
