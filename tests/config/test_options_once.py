@@ -80,7 +80,8 @@ def test_every_option_is_documented_and_typed_for_the_api():
 def test_run_and_experiment_take_the_options_as_keywords_and_few_of_their_own(function):
     parameters = inspect.signature(function).parameters
     own = {p.name for p in parameters.values() if p.kind is p.KEYWORD_ONLY}
-    assert own <= {"storage", "id", "progress", "callbacks", "resume", "research"}
+    # research and claim are set by layers (Research, Optuna's Study), not by users
+    assert own <= {"storage", "id", "progress", "callbacks", "resume", "research", "claim"}
     (variadic,) = (p for p in parameters.values() if p.kind is p.VAR_KEYWORD)
     assert "Unpack[Options]" in str(variadic.annotation)
 

@@ -39,9 +39,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-import hyperlab
 from hyperlab.config import MAX_TRIALS
 from hyperlab.errors import ConfigError
+from hyperlab.experiment import Experiment
 from hyperlab.reporting import find_current
 from hyperlab.trial import ExperimentStatus, Trial, TrialStatus
 
@@ -119,7 +119,7 @@ class SequentialExecutionEngine(ExecutionEngine):
                 f"SequentialExecutionEngine: {taken[0]}={options[taken[0]]!r} is the engine's "
                 f"to set (it sets {', '.join(sorted(ENGINE_OPTIONS))}); remove it"
             )
-        self._experiment = hyperlab.Experiment(
+        self._experiment = Experiment(
             self._execute,
             space,
             storage=storage,
@@ -144,7 +144,7 @@ class SequentialExecutionEngine(ExecutionEngine):
         self._entered = False
 
     @property
-    def experiment(self) -> hyperlab.Experiment:
+    def experiment(self) -> Experiment:
         """The hyperlab experiment the models are the trials of (its ``id``, ``result()``)."""
         return self._experiment
 
