@@ -259,6 +259,15 @@ class Executor(ABC):
                 f"{getattr(cls, 'name', cls.__name__)!r} executor, got {objective!r}{hint}"
             )
 
+    def attach(self, store: Any, experiment_id: str) -> None:
+        """Learn the experiment's store and id; the driver calls it once, before ``open``.
+
+        By default nothing: only an executor that reaches its trials through the store (the
+        worker pool, ``hyperlab.pool``) needs them. ``store`` is the driver's ``Store``
+        (typed loosely: executors sit beside the store, below the experiment).
+        """
+        return None
+
     def open(self, listener: Listener) -> None:
         """Start; events go to ``listener`` from then on."""
         devices = self.devices
@@ -401,6 +410,7 @@ EXECUTORS: Registry[Executor] = Registry(
         "research": "hyperlab.research:ResearchExecutor",
         "ray": "hyperlab.executors._ray:RayExecutor",
         "dask": "hyperlab.executors._dask:DaskExecutor",
+        "pool": "hyperlab.pool:PoolExecutor",
     },
 )
 """Executor names for ``executor=``, and users' own (``register_executor``)."""

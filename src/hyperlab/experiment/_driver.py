@@ -263,6 +263,7 @@ class Driver(TrialFlow):
         self._set_status(ExperimentStatus.RUNNING, finished_at=None, error=None, **fields)
         try:
             self.store.flush()
+            self.executor.attach(self.store, self.id)
             self.executor.open(self._on_event)
             self._adopt_orphans()  # holding the lease: no other driver adopts them
         except BaseException:

@@ -38,12 +38,16 @@ __all__ = [
     "meta",
     "metadata",
     "phases",
+    "pool_answers",
+    "pool_events",
+    "pool_trials",
+    "pool_workers",
     "reports",
     "trial_events",
     "trials",
 ]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """Bumped whenever a table changes; a newer database refuses to open with older code, and an
 older one is migrated when first opened (see ``_MIGRATIONS``)."""
 
@@ -206,6 +210,71 @@ controls = Table(
     Index("ix_controls_pending", "experiment_id", "applied_at"),
 )
 
+# since version 9: the worker pool (``executor="pool"``). The driver offers trials in
+# ``pool_trials``; workers (``hyperlab worker``) register and heartbeat in ``pool_workers``,
+# claim offered rows, and write what their trials do to ``pool_events``; the driver answers
+# their requests in ``pool_answers`` and asks for stops with ``pool_trials.stop``.
+pool_workers = Table(
+    "pool_workers",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    _experiment_fk(),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("concurrency", Integer, nullable=False),
+    Column("version", String(64), nullable=False),  # the worker's hyperlab version
+    Column("started_at", Double, nullable=False),
+    Column("heartbeat_at", Double, nullable=False),
+    Column("ttl", Double, nullable=False),  # its trials are lost after this long without a beat
+    Column("stopped_at", Double),  # set when the worker leaves of its own accord
+    Index("ix_pool_workers_experiment", "experiment_id"),
+)
+
+pool_trials = Table(
+    "pool_trials",
+    metadata,
+    Column(
+        "experiment_id",
+        String(32),
+        ForeignKey("experiments.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("number", Integer, primary_key=True, autoincrement=False),
+    Column("attempt", Integer, nullable=False),
+    Column("spec", JSON, nullable=False),  # the TrialSpec, as ``hyperlab.pool`` encodes it
+    Column("worker_id", String(64)),  # NULL while offered, the claiming worker's id after
+    Column("offered_at", Double, nullable=False),
+    Column("claimed_at", Double),
+    Column("stop", Boolean, nullable=False),  # the driver asks the worker to stop it
+    Index("ix_pool_trials_offered", "experiment_id", "worker_id"),
+)
+
+pool_events = Table(
+    "pool_events",
+    metadata,
+    Column("id", _ROW_ID, primary_key=True, autoincrement=True),
+    _experiment_fk(),
+    Column("number", Integer, nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("kind", String(16), nullable=False),  # the event class's name: Started, Reported...
+    Column("payload", JSON, nullable=False),
+    Column("time", Double, nullable=False),
+    Index("ix_pool_events_since", "experiment_id", "id"),
+)
+
+pool_answers = Table(
+    "pool_answers",
+    metadata,
+    Column("id", _ROW_ID, primary_key=True, autoincrement=True),
+    _experiment_fk(),
+    Column("number", Integer, nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("request", Integer, nullable=False),  # the request's index in its trial
+    Column("value", JSON(none_as_null=True)),
+    Column("error", Text),
+    Index("ix_pool_answers_since", "experiment_id", "id"),
+)
+
 
 def ensure_schema(engine: Engine, where: str) -> None:
     """Create the tables if missing and check the schema version; safe to race.
@@ -365,6 +434,12 @@ def _v7_to_v8(conn: Connection) -> int:
     return 8
 
 
+def _v8_to_v9(conn: Connection) -> int:
+    """The worker pool gets its tables (created after the migrations, empty: no earlier
+    experiment ran on workers)."""
+    return 9
+
+
 _MIGRATIONS = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -373,4 +448,5 @@ _MIGRATIONS = {
     5: _v5_to_v6,
     6: _v6_to_v7,
     7: _v7_to_v8,
+    8: _v8_to_v9,
 }

@@ -13,7 +13,7 @@ after which the same call may succeed; any other failure raises ``StoreError``.
 Its calls are grouped by job, each group a class ``Store`` mixes in: ``ExperimentRows``
 (``_experiment_rows``), ``TrialReads`` (``_trial_reads``), ``DriverWrites`` (buffered writes,
 ``flush`` and the lease: ``_driver_writes``), ``ControlMailbox`` (``_mailbox``), ``ApiReads``
-(``_api_reads``) and ``FrontReads`` (the Pareto front: ``_front``), all on ``StoreBase``
+(``_api_reads``), ``PoolQueue`` (the worker pool: ``_pool``) and ``FrontReads`` (the Pareto front: ``_front``), all on ``StoreBase``
 (``_base``: the connection and its transactions).
 """
 
@@ -32,6 +32,7 @@ from hyperlab.store._engine import create_store_engine, describe_error
 from hyperlab.store._experiment_rows import ExperimentRows
 from hyperlab.store._front import FrontReads
 from hyperlab.store._mailbox import ControlMailbox
+from hyperlab.store._pool import PoolQueue
 from hyperlab.store._schema import ensure_schema
 from hyperlab.store._trial_reads import TrialReads
 from hyperlab.store._urls import mask_url, resolve_storage
@@ -39,7 +40,9 @@ from hyperlab.store._urls import mask_url, resolve_storage
 __all__ = ["Store"]
 
 
-class Store(ExperimentRows, TrialReads, DriverWrites, ControlMailbox, ApiReads, FrontReads):
+class Store(
+    ExperimentRows, TrialReads, DriverWrites, ControlMailbox, PoolQueue, ApiReads, FrontReads
+):
     """The database of experiments, trials, reports, status changes and control requests.
 
     Open one with ``Store.open``. One thread (the driver's) may call the buffered writes and

@@ -1,0 +1,296 @@
+"""A worker: joins a running experiment through its store and runs the trials its driver offers.
+
+It registers in the experiment's pool and heartbeats; claims as many offered trials as its
+local executor (``processes``, ``threads`` or ``command``) has free slots; writes what they do
+to the store; hands them the driver's answers and stop requests. It leaves once the
+experiment no longer runs and its own trials ended, or when told to (``stop``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from typing import Any
+
+from pydantic import ValidationError
+
+from hyperlab._version import __version__
+from hyperlab.config import GpuConfig
+from hyperlab.errors import ConfigError, HyperlabError
+from hyperlab.executors import CommandTrial
+from hyperlab.executors.base import END_EVENTS, Event, Executor, create_executor
+from hyperlab.experiment._setup import device_pool, load_objective
+from hyperlab.pool._codec import event_row, spec_from_json
+from hyperlab.store import ExperimentRecord, Store
+from hyperlab.trial import ExperimentStatus
+
+__all__ = ["LOCAL_EXECUTORS", "Unloadable", "Worker", "WorkerRefused"]
+
+LOCAL_EXECUTORS = ("processes", "threads", "command")
+"""The executors a worker may run its trials with."""
+DEFAULT_HEARTBEAT = 2.0
+DEFAULT_TTL = 15.0
+LOOP_INTERVAL = 0.05
+"""Seconds a loop turn waits for its local executor's events."""
+STATUS_INTERVAL = 1.0
+"""Seconds between two looks at the experiment's status."""
+
+
+class WorkerRefused(HyperlabError):
+    """The worker cannot join: no such experiment, one that does not run, a store it must not
+    share, another hyperlab version. The command exits 2."""
+
+
+class Unloadable:
+    """The objective of a worker that could not load the stored one: each trial it runs fails
+    with the reason (the module it could not import), and the worker goes on."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __call__(self, params: dict[str, Any]) -> None:
+        raise ConfigError(self.reason)
+
+
+class Worker:
+    """One worker of experiment ``experiment_id``.
+
+    Args:
+        experiment_id: The running experiment to join (its id or name).
+        storage: Its store: a PostgreSQL URL, or a SQLite file when the driver runs on this
+            machine (SQLite's locking does not hold over networked file systems).
+        concurrency: How many trials at once.
+        executor: How it runs them: ``processes`` (the default for functions), ``threads``
+            or ``command`` (the only one for command trials, and their default).
+        gpus: The GPUs of this machine to place trials on (as ``run``'s ``gpus``), or None.
+        stop_grace: Seconds a stopped trial gets before it is killed.
+        heartbeat: Seconds between heartbeats.
+        ttl: Seconds without a heartbeat after which the driver runs this worker's trials
+            again elsewhere; more than twice ``heartbeat``.
+
+    Raises:
+        WorkerRefused: see the class; ConfigError for bad options.
+    """
+
+    def __init__(
+        self,
+        experiment_id: str,
+        *,
+        storage: str | None = None,
+        concurrency: int = 1,
+        executor: str | None = None,
+        gpus: Any = None,
+        stop_grace: float = 5.0,
+        heartbeat: float = DEFAULT_HEARTBEAT,
+        ttl: float = DEFAULT_TTL,
+    ) -> None:
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ConfigError(f"concurrency: expected an integer >= 1, got {concurrency!r}")
+        if executor is not None and executor not in LOCAL_EXECUTORS:
+            raise ConfigError(
+                f"executor: a worker runs trials with one of {', '.join(LOCAL_EXECUTORS)}, "
+                f"got {executor!r}"
+            )
+        if not heartbeat > 0 or not ttl > 2 * heartbeat:
+            raise ConfigError(
+                f"ttl: expected more than twice heartbeat (> {2 * heartbeat:g}s), got ttl={ttl!r}"
+            )
+        self.heartbeat = heartbeat
+        self.ttl = ttl
+        self.id = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self._stopping = threading.Event()
+        self.store = Store.open(storage)
+        try:
+            self.record = self._join(experiment_id)
+            self.executor = self._local_executor(
+                executor, concurrency, device_pool(_gpu_config(gpus)), stop_grace
+            )
+        except BaseException:
+            self.store.close()
+            raise
+        self.concurrency = concurrency
+        self.ran = 0  # trials claimed so far
+        self._runs: dict[int, int] = {}  # number -> attempt, for trials running here
+        self._outbox: list[dict[str, Any]] = []
+        self._answers_seen = 0
+
+    def _join(self, experiment: str) -> ExperimentRecord:
+        store = self.store
+        try:
+            record = store.get_experiment(store.resolve(experiment))
+        except HyperlabError as exc:
+            raise WorkerRefused(f"experiment: {exc}") from None
+        if record.status is not ExperimentStatus.RUNNING:
+            raise WorkerRefused(
+                f"experiment {record.id}: workers join a RUNNING experiment, its status is "
+                f"{record.status.name}"
+            )
+        if record.options.executor != "pool":
+            raise WorkerRefused(
+                f"experiment {record.id}: runs its trials with executor="
+                f"{record.options.executor!r}; workers join experiments run with executor='pool'"
+            )
+        here = socket.gethostname()
+        if not store.url.startswith("postgresql") and record.driver_host != here:
+            raise WorkerRefused(
+                f"storage: {store.masked_url} is a SQLite file, whose locking does not hold "
+                f"over networked file systems, and the driver runs on {record.driver_host}, "
+                f"not here ({here}); workers on other machines need a PostgreSQL store"
+            )
+        return record
+
+    def _local_executor(
+        self, name: str | None, concurrency: int, devices: Any, stop_grace: float
+    ) -> Executor:
+        try:
+            objective: Any = load_objective(self.record)
+        except ConfigError as exc:
+            objective = Unloadable(f"worker {self.id} cannot load the objective: {exc}")
+        is_command = isinstance(objective, CommandTrial)
+        if name is None:
+            name = "command" if is_command else "processes"
+        if is_command != (name == "command"):
+            raise ConfigError(
+                f"executor: experiment {self.record.id} runs "
+                f"{'command' if is_command else 'function'} trials, which the {name!r} "
+                f"executor cannot run; use {'command' if is_command else 'processes or threads'}"
+            )
+        return create_executor(
+            name,
+            objective,
+            concurrency=concurrency,
+            stop_grace=stop_grace,
+            devices=devices,
+            max_log_bytes=self.record.options.max_log_bytes,
+            echo_output=self.record.options.echo_output,
+        )
+
+    def stop(self) -> None:
+        """Leave: stop the trials running here (the driver runs them again) and return."""
+        self._stopping.set()
+
+    def run(self) -> int:
+        """Work until the experiment no longer runs and this worker's trials ended, or
+        ``stop`` is called; how many trials it took."""
+        store, experiment = self.store, self.record.id
+        store.register_pool_worker(
+            self.id,
+            experiment,
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            concurrency=self.concurrency,
+            version=__version__,
+            ttl=self.ttl,
+        )
+        self.executor.open(self._outbox_event)
+        next_beat = next_status = 0.0
+        running = True
+        try:
+            while not self._stopping.is_set():
+                now = time.monotonic()
+                if now >= next_beat:
+                    next_beat = now + self.heartbeat
+                    self._obey(store.beat_pool_worker(self.id))
+                if now >= next_status:
+                    next_status = now + STATUS_INTERVAL
+                    running = store.get_experiment(experiment).status is ExperimentStatus.RUNNING
+                if not running and not self._runs:
+                    break
+                if running:
+                    self._claim()
+                self._pass_answers()
+                self.executor.poll(LOOP_INTERVAL)
+                self._send()
+        finally:
+            try:
+                self.executor.close()
+                self._send()
+                store.leave_pool(self.id)
+            finally:
+                store.close()
+        return self.ran
+
+    def _claim(self) -> None:
+        free = self.executor.free_slots
+        if not free:
+            return
+        for number, attempt, data in self.store.claim_pool_trials(self.record.id, self.id, free):
+            self._runs[number] = attempt
+            self.ran += 1
+            self.executor.submit(spec_from_json(data))
+
+    def _obey(self, held: dict[int, tuple[int, bool]]) -> None:
+        """Stop the trials the driver asks to stop, or ended itself (their rows are gone)."""
+        for number, attempt in list(self._runs.items()):
+            mine = held.get(number)
+            if mine is None or mine[0] != attempt or mine[1]:
+                self.executor.stop(number)
+
+    def _pass_answers(self) -> None:
+        answers = self.store.pool_answers(self.record.id, self._answers_seen)
+        for answer in answers:
+            self._answers_seen = answer.id
+            if self._runs.get(answer.number) == answer.attempt:
+                self.executor.answer(answer.number, answer.request, answer.value, answer.error)
+
+    def _outbox_event(self, event: Event) -> None:
+        attempt = self._runs.get(event.number)
+        if attempt is None:
+            return
+        self._outbox.append(event_row(event, attempt))
+        if isinstance(event, END_EVENTS):
+            del self._runs[event.number]
+
+    def _send(self) -> None:
+        if self._outbox:
+            rows, self._outbox = self._outbox, []
+            self.store.add_pool_events(self.record.id, rows)
+
+
+def _gpu_config(gpus: Any) -> GpuConfig | None:
+    """``gpus`` as a ``GpuConfig`` (given as one, as its mapping, or None).
+
+    Raises:
+        ConfigError: naming what is wrong in it.
+    """
+    if gpus is None or isinstance(gpus, GpuConfig):
+        return gpus
+    try:
+        return GpuConfig.model_validate(gpus)
+    except ValidationError as exc:
+        errors = "; ".join(str(error["msg"]) for error in exc.errors())
+        raise ConfigError(f"gpus: {errors}, got {gpus!r}") from None
+
+
+def worker(
+    experiment_id: str,
+    *,
+    storage: str | None = None,
+    concurrency: int = 1,
+    executor: str | None = None,
+    gpus: Any = None,
+    stop_grace: float = 5.0,
+) -> int:
+    """Join running experiment ``experiment_id`` as a worker and run its trials until it ends.
+
+    The experiment runs with ``executor="pool"``; its driver stays the one that decides
+    (tuner, assessor, budget, controls). See ``Worker`` for the arguments.
+
+    Returns:
+        How many trials this worker took.
+
+    Example::
+
+        hyperlab.worker("k3v9q2xa", storage="postgresql://db/hyperlab", concurrency=4)
+    """
+    return Worker(
+        experiment_id,
+        storage=storage,
+        concurrency=concurrency,
+        executor=executor,
+        gpus=gpus,
+        stop_grace=stop_grace,
+    ).run()

@@ -1,0 +1,294 @@
+"""The ``Store``'s worker pool: trials a driver offers to workers on other machines.
+
+The driver of an experiment run with ``executor="pool"`` offers each trial as a row of
+``pool_trials``; workers (``hyperlab worker``) register, heartbeat, claim offered rows
+atomically (``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL; SQLite's ``BEGIN IMMEDIATE``
+serialises claims on one machine), and append what their trials do to ``pool_events``; the
+driver reads those in id order, answers requests in ``pool_answers`` and asks for stops with
+the row's ``stop`` flag. Every call here commits at once (never through the write buffer), as
+control requests do: the other side polls for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, select, update
+
+from hyperlab.store._base import StoreBase, exists
+from hyperlab.store._schema import pool_answers, pool_events, pool_trials, pool_workers
+
+__all__ = ["PoolAnswer", "PoolClaim", "PoolEvent", "PoolQueue"]
+
+
+@dataclass(frozen=True, slots=True)
+class PoolEvent:
+    """One thing a worker's trial did (``kind`` is the event class's name)."""
+
+    id: int
+    number: int
+    attempt: int
+    kind: str
+    payload: dict[str, Any]
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class PoolClaim:
+    """An offered trial: who claimed it (None: nobody yet), that worker's last heartbeat
+    (None when it left or has no row) and how long its trials live without one."""
+
+    number: int
+    attempt: int
+    worker_id: str | None
+    claimed_at: float | None
+    heartbeat_at: float | None
+    ttl: float | None
+
+    def lost(self, now: float) -> bool:
+        """Whether the claiming worker is gone: it left, or beat last more than ``ttl`` ago."""
+        if self.worker_id is None:
+            return False
+        return self.heartbeat_at is None or self.ttl is None or now - self.heartbeat_at > self.ttl
+
+
+@dataclass(frozen=True, slots=True)
+class PoolAnswer:
+    """The driver's answer to request ``request`` of a trial's run."""
+
+    id: int
+    number: int
+    attempt: int
+    request: int
+    value: Any
+    error: str | None
+
+
+class PoolQueue(StoreBase):
+    """Offering trials to workers, claiming them, and the messages between the two sides."""
+
+    # ---- the driver's side ---------------------------------------------------------------
+
+    def offer_pool_trial(
+        self, experiment_id: str, number: int, attempt: int, spec: dict[str, Any]
+    ) -> None:
+        """Offer one trial's run to the workers, in place of any earlier run of it."""
+        with self._write("offer a trial to workers") as conn:
+            _forget(conn, experiment_id, number)
+            conn.execute(
+                insert(pool_trials).values(
+                    experiment_id=experiment_id,
+                    number=number,
+                    attempt=attempt,
+                    spec=spec,
+                    offered_at=self._clock(),
+                    stop=False,
+                )
+            )
+
+    def withdraw_pool_trial(self, experiment_id: str, number: int) -> bool:
+        """Take back an offered trial that no worker claimed yet; False once one did."""
+        with self._write("withdraw a trial from workers") as conn:
+            where = and_(
+                pool_trials.c.experiment_id == experiment_id,
+                pool_trials.c.number == number,
+                pool_trials.c.worker_id.is_(None),
+            )
+            return conn.execute(delete(pool_trials).where(where)).rowcount > 0
+
+    def stop_pool_trial(self, experiment_id: str, number: int) -> None:
+        """Ask the worker running trial ``number`` to stop it."""
+        with self._write("ask a worker to stop a trial") as conn:
+            conn.execute(
+                update(pool_trials)
+                .where(pool_trials.c.experiment_id == experiment_id)
+                .where(pool_trials.c.number == number)
+                .values(stop=True)
+            )
+
+    def end_pool_trial(self, experiment_id: str, number: int) -> None:
+        """Forget a trial's run once its end reached the driver (its row, events, answers)."""
+        with self._write("end a trial of workers") as conn:
+            _forget(conn, experiment_id, number)
+
+    def pool_events(self, experiment_id: str, after: int) -> list[PoolEvent]:
+        """The workers' events with an id above ``after``, in id order."""
+        query = (
+            select(pool_events)
+            .where(pool_events.c.experiment_id == experiment_id, pool_events.c.id > after)
+            .order_by(pool_events.c.id)
+        )
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+        return [PoolEvent(r.id, r.number, r.attempt, r.kind, r.payload, r.time) for r in rows]
+
+    def pool_claims(self, experiment_id: str) -> list[PoolClaim]:
+        """Every offered trial, with its worker's heartbeat."""
+        query = (
+            select(
+                pool_trials.c.number,
+                pool_trials.c.attempt,
+                pool_trials.c.worker_id,
+                pool_trials.c.claimed_at,
+                pool_workers.c.heartbeat_at,
+                pool_workers.c.stopped_at,
+                pool_workers.c.ttl,
+            )
+            .select_from(
+                pool_trials.outerjoin(pool_workers, pool_workers.c.id == pool_trials.c.worker_id)
+            )
+            .where(pool_trials.c.experiment_id == experiment_id)
+        )
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+        return [
+            PoolClaim(
+                r.number,
+                r.attempt,
+                r.worker_id,
+                r.claimed_at,
+                r.heartbeat_at if r.stopped_at is None else None,
+                r.ttl,
+            )
+            for r in rows
+        ]
+
+    def answer_pool_request(
+        self,
+        experiment_id: str,
+        number: int,
+        attempt: int,
+        request: int,
+        value: Any,
+        error: str | None,
+    ) -> None:
+        """Answer a worker's trial's request (a ``Requested`` event)."""
+        row = {
+            "experiment_id": experiment_id,
+            "number": number,
+            "attempt": attempt,
+            "request": request,
+            "value": value,
+            "error": error,
+        }
+        with self._write("answer a worker's trial") as conn:
+            conn.execute(insert(pool_answers).values(row))
+
+    # ---- the workers' side ---------------------------------------------------------------
+
+    def register_pool_worker(
+        self,
+        worker_id: str,
+        experiment_id: str,
+        *,
+        host: str,
+        pid: int,
+        concurrency: int,
+        version: str,
+        ttl: float,
+    ) -> None:
+        """Add a worker to an experiment's pool, its heartbeat now; its trials are lost once
+        it has not beaten for ``ttl`` seconds.
+
+        Raises:
+            ExperimentNotFound: when there is no such experiment.
+        """
+        now = self._clock()
+        with self._write("register a worker") as conn:
+            if not exists(conn, experiment_id):
+                raise self._not_found(experiment_id)
+            conn.execute(
+                insert(pool_workers).values(
+                    id=worker_id,
+                    experiment_id=experiment_id,
+                    host=host,
+                    pid=pid,
+                    concurrency=concurrency,
+                    version=version,
+                    started_at=now,
+                    heartbeat_at=now,
+                    ttl=ttl,
+                )
+            )
+
+    def beat_pool_worker(self, worker_id: str) -> dict[int, tuple[int, bool]]:
+        """Record that the worker lives; the runs it holds: number -> (attempt, whether the
+        driver asks it to stop). A run it has that is not there was ended by the driver."""
+        with self._write("record a worker's heartbeat") as conn:
+            conn.execute(
+                update(pool_workers)
+                .where(pool_workers.c.id == worker_id)
+                .values(heartbeat_at=self._clock())
+            )
+            query = select(pool_trials.c.number, pool_trials.c.attempt, pool_trials.c.stop).where(
+                pool_trials.c.worker_id == worker_id
+            )
+            return {number: (attempt, bool(stop)) for number, attempt, stop in conn.execute(query)}
+
+    def leave_pool(self, worker_id: str) -> None:
+        """The worker leaves: whatever it still holds is lost at once, not after a TTL."""
+        with self._write("remove a worker") as conn:
+            conn.execute(
+                update(pool_workers)
+                .where(pool_workers.c.id == worker_id)
+                .values(stopped_at=self._clock())
+            )
+
+    def claim_pool_trials(
+        self, experiment_id: str, worker_id: str, count: int
+    ) -> list[tuple[int, int, dict[str, Any]]]:
+        """Claim up to ``count`` offered trials, lowest numbers first: (number, attempt, spec).
+
+        Two workers never claim the same row: PostgreSQL locks the rows it picks and skips
+        those another transaction holds; SQLite writes one transaction at a time.
+        """
+        if count <= 0:
+            return []
+        pick = (
+            select(pool_trials.c.number, pool_trials.c.attempt, pool_trials.c.spec)
+            .where(pool_trials.c.experiment_id == experiment_id)
+            .where(pool_trials.c.worker_id.is_(None))
+            .order_by(pool_trials.c.number)
+            .limit(count)
+            .with_for_update(skip_locked=True)
+        )
+        with self._write("claim trials") as conn:
+            rows = conn.execute(pick).all()
+            if rows:
+                conn.execute(
+                    update(pool_trials)
+                    .where(pool_trials.c.experiment_id == experiment_id)
+                    .where(pool_trials.c.number.in_([r.number for r in rows]))
+                    .values(worker_id=worker_id, claimed_at=self._clock())
+                )
+        return [(r.number, r.attempt, r.spec) for r in rows]
+
+    def add_pool_events(self, experiment_id: str, events: Iterable[dict[str, Any]]) -> None:
+        """Append a worker's events (``number``, ``attempt``, ``kind``, ``payload``,
+        ``time`` each), in one transaction."""
+        rows = [dict(event, experiment_id=experiment_id) for event in events]
+        if not rows:
+            return
+        with self._write("send a worker's events") as conn:
+            conn.execute(insert(pool_events), rows)
+
+    def pool_answers(self, experiment_id: str, after: int) -> list[PoolAnswer]:
+        """The driver's answers with an id above ``after``, in id order."""
+        query = (
+            select(pool_answers)
+            .where(pool_answers.c.experiment_id == experiment_id, pool_answers.c.id > after)
+            .order_by(pool_answers.c.id)
+        )
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+        return [PoolAnswer(r.id, r.number, r.attempt, r.request, r.value, r.error) for r in rows]
+
+
+def _forget(conn: Any, experiment_id: str, number: int) -> None:
+    """Delete trial ``number``'s offer, events and answers."""
+    for table in (pool_trials, pool_events, pool_answers):
+        conn.execute(
+            delete(table).where(table.c.experiment_id == experiment_id, table.c.number == number)
+        )
