@@ -50,10 +50,10 @@ class PoolExecutor(Executor):
     claims it, runs it with a local executor, and writes its events to the store, which
     ``poll`` reads in order. Requests are answered, and stops asked, through the store too, so
     reports are round trips at the store's latency. A claimed trial whose worker has not
-    heartbeaten for its time to live (the worker's ``ttl``) ends ``Lost`` (the driver runs it again, from its
-    last checkpoint). ``trial_timeout`` is enforced here: the trial fails at its deadline and
-    its worker is told to stop it. Trials outlive their driver: a resumed experiment adopts
-    those its workers still run.
+    heartbeaten for its time to live (the worker's ``ttl``) ends ``Lost`` (the driver runs it
+    again, from its last checkpoint). ``trial_timeout`` is enforced here: the trial fails at
+    its deadline and its worker is told to stop it. Trials outlive their driver: a resumed
+    experiment adopts those its workers still run.
 
     ``concurrency`` bounds how many trials are offered or running at once; each worker runs
     as many as its own ``--concurrency``. GPUs are the workers' (``--gpus``): ``devices``

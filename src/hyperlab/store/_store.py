@@ -13,8 +13,8 @@ after which the same call may succeed; any other failure raises ``StoreError``.
 Its calls are grouped by job, each group a class ``Store`` mixes in: ``ExperimentRows``
 (``_experiment_rows``), ``TrialReads`` (``_trial_reads``), ``DriverWrites`` (buffered writes,
 ``flush`` and the lease: ``_driver_writes``), ``ControlMailbox`` (``_mailbox``), ``ApiReads``
-(``_api_reads``), ``PoolQueue`` (the worker pool: ``_pool``) and ``FrontReads`` (the Pareto front: ``_front``), all on ``StoreBase``
-(``_base``: the connection and its transactions).
+(``_api_reads``), ``PoolQueue`` (the worker pool: ``_pool``) and ``FrontReads`` (the Pareto
+front: ``_front``), all on ``StoreBase`` (``_base``: the connection and its transactions).
 """
 
 from __future__ import annotations
