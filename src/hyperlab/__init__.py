@@ -19,6 +19,7 @@ _EXPORTS = {
     "TrialHandle": "hyperlab.experiment",
     "Callback": "hyperlab.experiment",
     "CommandTrial": "hyperlab.executors",
+    "worker": "hyperlab.pool",
     # researches
     "Research": "hyperlab.research",
     "Domain": "hyperlab.research",
@@ -114,6 +115,7 @@ __all__ = [
     "trial_dir",
     "trial_seed",
     "uniform",
+    "worker",
 ]
 
 
@@ -156,6 +158,7 @@ if _typing.TYPE_CHECKING:
         trial_dir,
         trial_seed,
     )
+    from hyperlab.pool import worker
     from hyperlab.research import Alias, Domain, Research
     from hyperlab.space import (
         SearchSpace,

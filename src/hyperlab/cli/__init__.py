@@ -22,6 +22,7 @@ from hyperlab._version import __version__
 from hyperlab.cli._common import trial_number
 from hyperlab.cli._optuna import add_import_optuna
 from hyperlab.cli._replay import add_replay
+from hyperlab.cli._worker import add_worker
 from hyperlab.errors import HyperlabError, StoreError, TrialError
 
 __all__ = ["main"]
@@ -44,6 +45,7 @@ COMMANDS = {
     "import": "_steering",
     "import-optuna": "_optuna",
     "replay": "_replay",
+    "worker": "_worker",
 }
 """Each command's module in ``hyperlab.cli``, imported only when the command runs (so that
 ``hyperlab --help`` and a parse error cost no import of what the commands use); its function
@@ -177,6 +179,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_import_optuna(commands)
     add_replay(commands)
+    add_worker(commands)
     rm = commands.add_parser("rm", help="delete an experiment, its trials and its files")
     rm.add_argument("id", help="experiment id (or its unique name)")
     rm.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")

@@ -19,20 +19,23 @@ from pydantic import ValidationError
 
 from hyperlab._version import __version__
 from hyperlab.config import GpuConfig
-from hyperlab.errors import ConfigError, HyperlabError
+from hyperlab.errors import ConfigError, HyperlabError, StoreError
 from hyperlab.executors import CommandTrial
-from hyperlab.executors.base import END_EVENTS, Event, Executor, create_executor
+from hyperlab.executors.base import END_EVENTS, Event, Executor, Failed, create_executor
 from hyperlab.experiment._setup import device_pool, load_objective
 from hyperlab.pool._codec import event_row, spec_from_json
 from hyperlab.store import ExperimentRecord, Store
 from hyperlab.trial import ExperimentStatus
 
-__all__ = ["LOCAL_EXECUTORS", "Unloadable", "Worker", "WorkerRefused"]
+__all__ = ["DEFAULT_TTL", "LOCAL_EXECUTORS", "Unloadable", "Worker", "WorkerRefused", "worker"]
 
 LOCAL_EXECUTORS = ("processes", "threads", "command")
 """The executors a worker may run its trials with."""
-DEFAULT_HEARTBEAT = 2.0
 DEFAULT_TTL = 15.0
+"""Seconds without a heartbeat after which a worker's trials run again elsewhere."""
+MIN_TTL = 1.0
+BEATS_PER_TTL = 6
+"""Heartbeats a worker sends per ``ttl``: a few may be late without losing its trials."""
 LOOP_INTERVAL = 0.05
 """Seconds a loop turn waits for its local executor's events."""
 STATUS_INTERVAL = 1.0
@@ -67,9 +70,8 @@ class Worker:
             or ``command`` (the only one for command trials, and their default).
         gpus: The GPUs of this machine to place trials on (as ``run``'s ``gpus``), or None.
         stop_grace: Seconds a stopped trial gets before it is killed.
-        heartbeat: Seconds between heartbeats.
         ttl: Seconds without a heartbeat after which the driver runs this worker's trials
-            again elsewhere; more than twice ``heartbeat``.
+            again elsewhere (it beats ``BEATS_PER_TTL`` times as often).
 
     Raises:
         WorkerRefused: see the class; ConfigError for bad options.
@@ -84,7 +86,6 @@ class Worker:
         executor: str | None = None,
         gpus: Any = None,
         stop_grace: float = 5.0,
-        heartbeat: float = DEFAULT_HEARTBEAT,
         ttl: float = DEFAULT_TTL,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
@@ -94,15 +95,16 @@ class Worker:
                 f"executor: a worker runs trials with one of {', '.join(LOCAL_EXECUTORS)}, "
                 f"got {executor!r}"
             )
-        if not heartbeat > 0 or not ttl > 2 * heartbeat:
-            raise ConfigError(
-                f"ttl: expected more than twice heartbeat (> {2 * heartbeat:g}s), got ttl={ttl!r}"
-            )
-        self.heartbeat = heartbeat
-        self.ttl = ttl
+        if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl >= MIN_TTL:
+            raise ConfigError(f"ttl: expected seconds >= {MIN_TTL:g}, got {ttl!r}")
+        self.ttl = float(ttl)
+        self.heartbeat = self.ttl / BEATS_PER_TTL
         self.id = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self._stopping = threading.Event()
-        self.store = Store.open(storage)
+        try:
+            self.store = Store.open(storage, migrate=False)
+        except StoreError as exc:
+            raise WorkerRefused(f"storage: {exc}") from None
         try:
             self.record = self._join(experiment_id)
             self.executor = self._local_executor(
@@ -220,7 +222,13 @@ class Worker:
         for number, attempt, data in self.store.claim_pool_trials(self.record.id, self.id, free):
             self._runs[number] = attempt
             self.ran += 1
-            self.executor.submit(spec_from_json(data))
+            try:
+                spec = spec_from_json(data)
+            except TypeError as exc:  # a driver of another hyperlab version
+                error = f"worker {self.id} (hyperlab {__version__}) cannot read the trial: {exc}"
+                self._outbox_event(Failed(number, time.time(), error))
+                continue
+            self.executor.submit(spec)
 
     def _obey(self, held: dict[int, tuple[int, bool]]) -> None:
         """Stop the trials the driver asks to stop, or ended itself (their rows are gone)."""
@@ -273,6 +281,7 @@ def worker(
     executor: str | None = None,
     gpus: Any = None,
     stop_grace: float = 5.0,
+    ttl: float = DEFAULT_TTL,
 ) -> int:
     """Join running experiment ``experiment_id`` as a worker and run its trials until it ends.
 
@@ -293,4 +302,5 @@ def worker(
         executor=executor,
         gpus=gpus,
         stop_grace=stop_grace,
+        ttl=ttl,
     ).run()

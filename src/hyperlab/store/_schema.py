@@ -27,6 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
+from hyperlab._version import __version__
 from hyperlab.errors import StoreError
 
 __all__ = [
@@ -276,8 +277,11 @@ pool_answers = Table(
 )
 
 
-def ensure_schema(engine: Engine, where: str) -> None:
+def ensure_schema(engine: Engine, where: str, *, migrate: bool = True) -> None:
     """Create the tables if missing and check the schema version; safe to race.
+
+    With ``migrate=False`` an older database is refused instead of migrated (a worker joining
+    a running experiment must not change the schema under its driver).
 
     The common case (tables there, version current) only reads. Creation runs in one write
     transaction that also takes a lock (``BEGIN IMMEDIATE`` on SQLite, an advisory lock on
@@ -292,15 +296,15 @@ def ensure_schema(engine: Engine, where: str) -> None:
             no hyperlab meta table.
     """
     with engine.connect() as conn:
-        if _check(conn, where, create=False):
+        if _check(conn, where, create=False, migrate=migrate):
             return
     with engine.connect().execution_options(hyperlab_write=True) as conn, conn.begin():
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
-        _check(conn, where, create=True)
+        _check(conn, where, create=True, migrate=migrate)
 
 
-def _check(conn: Connection, where: str, *, create: bool) -> bool:
+def _check(conn: Connection, where: str, *, create: bool, migrate: bool = True) -> bool:
     """True when the schema is complete and current; creates what is missing if ``create``."""
     names = set(inspect(conn).get_table_names())
     if meta.name not in names:
@@ -321,6 +325,12 @@ def _check(conn: Connection, where: str, *, create: bool) -> bool:
             f"versions up to {SCHEMA_VERSION}: upgrade hyperlab (pip install -U hyperlab)"
         )
     if version < SCHEMA_VERSION:
+        if not migrate:
+            raise StoreError(
+                f"{where} has store schema version {version}, written by an older hyperlab, "
+                f"and this hyperlab ({__version__}) has version {SCHEMA_VERSION}: run the same "
+                "hyperlab version as the experiment's driver"
+            )
         if version not in _MIGRATIONS:
             raise StoreError(
                 f"{where} has store schema version {version}, expected {SCHEMA_VERSION}, and "

@@ -65,6 +65,7 @@ class Store(
         storage: str | os.PathLike[str] | None = None,
         *,
         clock: Callable[[], float] = time.time,
+        migrate: bool = True,
     ) -> Store:
         """Open (and create if needed) the store at ``storage``.
 
@@ -74,11 +75,13 @@ class Store(
                 a ``sqlite:///`` URL or a path ending in ``.db``; a ``postgresql://`` URL.
             clock: Seconds since the epoch, for the times the store stamps itself (status
                 changes, control requests).
+            migrate: Migrate a database of an older hyperlab; False refuses it (a worker
+                joining a running experiment leaves the schema to its driver).
 
         Raises:
             ConfigError: when ``storage`` is not one of the above.
             StoreError: when the database cannot be opened, is not a hyperlab store, or was
-                written by a newer hyperlab.
+                written by a newer hyperlab (or an older one, with ``migrate=False``).
         """
         try:
             target = resolve_storage(storage)
@@ -88,7 +91,7 @@ class Store(
         where = mask_url(target.url)
         engine = create_store_engine(target)
         try:
-            ensure_schema(engine, where)
+            ensure_schema(engine, where, migrate=migrate)
         except SQLAlchemyError as exc:
             engine.dispose()
             raise StoreError(f"cannot open store {where}: {describe_error(exc)}") from None
