@@ -36,7 +36,7 @@ DEFAULT_TTL = 15.0
 MIN_TTL = 1.0
 BEATS_PER_TTL = 6
 """Heartbeats a worker sends per ``ttl``: a few may be late without losing its trials."""
-LOOP_INTERVAL = 0.05
+LOOP_INTERVAL = 0.1
 """Seconds a loop turn waits for its local executor's events."""
 STATUS_INTERVAL = 1.0
 """Seconds between two looks at the experiment's status."""
@@ -195,7 +195,9 @@ class Worker:
                 now = time.monotonic()
                 if now >= next_beat:
                     next_beat = now + self.heartbeat
-                    self._obey(store.beat_pool_worker(self.id))
+                    store.beat_pool_worker(self.id)
+                if self._runs:
+                    self._obey(store.pool_held(self.id))
                 if now >= next_status:
                     next_status = now + STATUS_INTERVAL
                     running = store.get_experiment(experiment).status is ExperimentStatus.RUNNING

@@ -213,18 +213,22 @@ class PoolQueue(StoreBase):
                 )
             )
 
-    def beat_pool_worker(self, worker_id: str) -> dict[int, tuple[int, bool]]:
-        """Record that the worker lives; the runs it holds: number -> (attempt, whether the
-        driver asks it to stop). A run it has that is not there was ended by the driver."""
+    def beat_pool_worker(self, worker_id: str) -> None:
+        """Record that the worker lives."""
         with self._write("record a worker's heartbeat") as conn:
             conn.execute(
                 update(pool_workers)
                 .where(pool_workers.c.id == worker_id)
                 .values(heartbeat_at=self._clock())
             )
-            query = select(pool_trials.c.number, pool_trials.c.attempt, pool_trials.c.stop).where(
-                pool_trials.c.worker_id == worker_id
-            )
+
+    def pool_held(self, worker_id: str) -> dict[int, tuple[int, bool]]:
+        """The runs the worker holds: number -> (attempt, whether the driver asks it to stop).
+        A run it has that is not there was ended by the driver."""
+        query = select(pool_trials.c.number, pool_trials.c.attempt, pool_trials.c.stop).where(
+            pool_trials.c.worker_id == worker_id
+        )
+        with self._read() as conn:
             return {number: (attempt, bool(stop)) for number, attempt, stop in conn.execute(query)}
 
     def leave_pool(self, worker_id: str) -> None:

@@ -248,6 +248,7 @@ pool_trials = Table(
     Column("claimed_at", Double),
     Column("stop", Boolean, nullable=False),  # the driver asks the worker to stop it
     Index("ix_pool_trials_offered", "experiment_id", "worker_id"),
+    Index("ix_pool_trials_worker", "worker_id"),
 )
 
 pool_events = Table(
