@@ -18,10 +18,10 @@ def quadratic(params: dict) -> dict:
 
 def slow(params: dict) -> dict:
     """Reports once a second for ``params["seconds"]`` seconds, with a checkpoint each time, so
-    a re-run starts where the lost run stopped."""
+    a re-run starts where the lost run stopped (each report says where its run started)."""
     start = hyperlab.load_checkpoint() or {"step": 0}
     for step in range(int(start["step"]), int(params["seconds"])):
-        hyperlab.report({"loss": params["x"] + step, "step": step})
+        hyperlab.report({"loss": params["x"] + step, "resumed_at": start["step"]})
         hyperlab.checkpoint({"step": step + 1})
         time.sleep(1.0)
     return {"loss": params["x"]}

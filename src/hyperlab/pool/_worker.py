@@ -38,6 +38,8 @@ BEATS_PER_TTL = 6
 """Heartbeats a worker sends per ``ttl``: a few may be late without losing its trials."""
 LOOP_INTERVAL = 0.1
 """Seconds a loop turn waits for its local executor's events."""
+RUNS = (ExperimentStatus.RUNNING, ExperimentStatus.NO_MORE_TRIAL)
+"""The statuses of an experiment whose driver runs trials."""
 STATUS_INTERVAL = 1.0
 """Seconds between two looks at the experiment's status."""
 
@@ -125,10 +127,10 @@ class Worker:
             record = store.get_experiment(store.resolve(experiment))
         except HyperlabError as exc:
             raise WorkerRefused(f"experiment: {exc}") from None
-        if record.status is not ExperimentStatus.RUNNING:
+        if record.status not in RUNS:
             raise WorkerRefused(
-                f"experiment {record.id}: workers join a RUNNING experiment, its status is "
-                f"{record.status.name}"
+                f"experiment {record.id}: workers join a running experiment (RUNNING or "
+                f"NO_MORE_TRIAL), its status is {record.status.name}"
             )
         if record.options.executor != "pool":
             raise WorkerRefused(
@@ -200,7 +202,7 @@ class Worker:
                     self._obey(store.pool_held(self.id))
                 if now >= next_status:
                     next_status = now + STATUS_INTERVAL
-                    running = store.get_experiment(experiment).status is ExperimentStatus.RUNNING
+                    running = store.get_experiment(experiment).status in RUNS
                 if not running and not self._runs:
                     break
                 if running:
