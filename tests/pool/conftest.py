@@ -26,14 +26,15 @@ DEADLINE = 60.0
 def running_experiment(
     store: Store, objective: Any, experiment_id: str = "pool0001", **fields: Any
 ) -> ExperimentRecord:
-    """Write a RUNNING experiment of ``executor="pool"`` whose driver is this test."""
+    """Write a RUNNING experiment of ``executor="pool"`` whose driver is this test
+    (``objective``: a function, or the bytes of one already pickled)."""
     values: dict[str, Any] = {
         "name": None,
         "status": ExperimentStatus.RUNNING,
         "options": ExperimentOptions(metric="loss", executor="pool", max_trials=100),
         "space": {"x": {"_type": "uniform", "_value": [0, 1]}},
         "seed": 1,
-        "objective": cloudpickle.dumps(objective),
+        "objective": objective if isinstance(objective, bytes) else cloudpickle.dumps(objective),
         "created_at": time.time(),
         "driver_host": os.uname().nodename,
         "driver_pid": os.getpid(),

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import threading
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
+import cloudpickle
 from pydantic import ValidationError
 
 from hyperlab._version import __version__
@@ -22,7 +25,7 @@ from hyperlab.config import GpuConfig
 from hyperlab.errors import ConfigError, HyperlabError, StoreError
 from hyperlab.executors import CommandTrial
 from hyperlab.executors.base import END_EVENTS, Event, Executor, Failed, create_executor
-from hyperlab.experiment._setup import device_pool, load_objective
+from hyperlab.experiment._setup import device_pool
 from hyperlab.pool._codec import event_row, spec_from_json
 from hyperlab.store import ExperimentRecord, Store
 from hyperlab.trial import ExperimentStatus
@@ -149,10 +152,7 @@ class Worker:
     def _local_executor(
         self, name: str | None, concurrency: int, devices: Any, stop_grace: float
     ) -> Executor:
-        try:
-            objective: Any = load_objective(self.record)
-        except ConfigError as exc:
-            objective = Unloadable(f"worker {self.id} cannot load the objective: {exc}")
+        objective = _load_objective(self.record, self.id)
         is_command = isinstance(objective, CommandTrial)
         if name is None:
             name = "command" if is_command else "processes"
@@ -260,6 +260,27 @@ class Worker:
         if self._outbox:
             rows, self._outbox = self._outbox, []
             self.store.add_pool_events(self.record.id, rows)
+
+
+def _load_objective(record: ExperimentRecord, worker_id: str) -> Any:
+    """The experiment's stored objective, or an ``Unloadable`` saying why it cannot be loaded
+    here (its module cannot be imported on this machine, say)."""
+    if record.objective is None:
+        return Unloadable(
+            f"experiment {record.id}'s objective ({record.objective_ref}) could not be stored, "
+            "so workers cannot run it"
+        )
+    folder = record.objective_path
+    if folder and folder not in sys.path and Path(folder).is_dir():
+        sys.path.append(folder)  # the driver's code folder, when this machine shares it
+    try:
+        return cloudpickle.loads(record.objective)
+    except Exception as exc:
+        return Unloadable(
+            f"worker {worker_id} cannot load experiment {record.id}'s objective "
+            f"({record.objective_ref}): {type(exc).__name__}: {exc}; install its module where "
+            "the worker runs, or start the worker in the driver's code folder"
+        )
 
 
 def _gpu_config(gpus: Any) -> GpuConfig | None:
