@@ -3,8 +3,8 @@
 ``Options`` / ``ExecutorArgs``, the types of their keyword options), the driver loop that
 owns a running experiment, its set-up, and the ``Result`` read back.
 
-Helpers for the layers above (compat, cli): ``load_objective`` (a stored experiment's
-objective), ``random_seed`` (a new experiment's default seed), ``check_id`` (a chosen id), and
+Helpers for the layers above (compat, cli, pool): ``load_objective`` (a stored experiment's
+objective), ``device_pool`` (the ``DevicePool`` of a ``gpus`` option, for a worker's GPUs), ``random_seed`` (a new experiment's default seed), ``check_id`` (a chosen id), and
 ``last_line`` / ``error_kind`` (how a failed trial's error is summed up), ``start_detached``
 (a driver in a process of its own, for ``run --detach`` and NNI's ``Experiment``) and
 ``wait_for_driver`` (until a driver runs its experiment); for assessor tests,
@@ -38,7 +38,7 @@ from hyperlab.experiment._ids import check_id
 from hyperlab.experiment._keywords import ExecutorArgs, Options
 from hyperlab.experiment._result import Result
 from hyperlab.experiment._scheduling import replay_to_assessor
-from hyperlab.experiment._setup import load_objective, random_seed
+from hyperlab.experiment._setup import device_pool, load_objective, random_seed
 from hyperlab.experiment._strategy import TrialHandle
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "Result",
     "TrialHandle",
     "check_id",
+    "device_pool",
     "error_kind",
     "last_line",
     "load",

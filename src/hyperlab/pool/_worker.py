@@ -25,7 +25,7 @@ from hyperlab.config import GpuConfig
 from hyperlab.errors import ConfigError, HyperlabError, StoreError
 from hyperlab.executors import CommandTrial
 from hyperlab.executors.base import END_EVENTS, Event, Executor, Failed, create_executor
-from hyperlab.experiment._setup import device_pool
+from hyperlab.experiment import device_pool
 from hyperlab.pool._codec import event_row, spec_from_json
 from hyperlab.store import ExperimentRecord, Store
 from hyperlab.trial import ExperimentStatus
