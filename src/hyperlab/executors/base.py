@@ -121,9 +121,10 @@ class Requested:
 
 @dataclass(frozen=True, slots=True)
 class Lost:
-    """The trial's run was lost with the machine it ran on (a Ray node or a Dask worker died),
-    through no fault of its own: the driver runs it again with ``attempt + 1``, from its last
-    checkpoint when it has one. ``reason`` says what was lost."""
+    """The trial's run was lost with the machine it ran on (a Ray node or a Dask worker died,
+    a pool worker stopped heartbeating), through no fault of its own: the driver runs it again
+    with ``attempt + 1``, from its last checkpoint when it has one. ``reason`` says what was
+    lost."""
 
     number: int
     time: float
