@@ -4,7 +4,7 @@ its trials run by a worker in a thread of the test's process."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -18,10 +18,12 @@ from hyperlab.testing.executors import ExecutorFactory
 
 from .conftest import WorkerThreads, running_experiment
 
-pytestmark = pytest.mark.postgres
 
+class PoolContract(ExecutorContract):
+    """The contract over a store of ``backend``."""
 
-class TestPool(ExecutorContract):
+    backend: str
+
     # the worker's own executor keeps its processes for the next trials while the worker runs
     # (as Ray keeps idle workers): they outlive the driver's ``close``, the trials do not
     pooled_processes = (
@@ -30,9 +32,10 @@ class TestPool(ExecutorContract):
 
     @pytest.fixture
     def make_executor(
-        self, pg_storage: str, worker_threads: WorkerThreads
+        self, new_storage: Callable[[str], str], worker_threads: WorkerThreads
     ) -> Iterator[ExecutorFactory]:
-        store = Store.open(pg_storage)
+        storage = new_storage(self.backend)
+        store = Store.open(storage)
         record = running_experiment(store, behave)
 
         def make(**options: Any) -> Executor:
@@ -40,7 +43,7 @@ class TestPool(ExecutorContract):
             executor.attach(store, record.id)
             worker_threads.start(
                 record.id,
-                pg_storage,
+                storage,
                 concurrency=4,
                 executor="processes",
                 stop_grace=options.get("stop_grace", 5.0),
@@ -51,3 +54,14 @@ class TestPool(ExecutorContract):
         yield make
         worker_threads.stop()
         store.close()
+
+
+@pytest.mark.postgres
+class TestPoolOnPostgres(PoolContract):
+    backend = "postgresql"
+
+
+class TestPoolOnSqlite(PoolContract):
+    """For workers on the driver's machine (claims serialised by ``BEGIN IMMEDIATE``)."""
+
+    backend = "sqlite"

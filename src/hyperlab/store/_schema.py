@@ -262,6 +262,9 @@ pool_events = Table(
     Column("payload", JSON, nullable=False),
     Column("time", Double, nullable=False),
     Index("ix_pool_events_since", "experiment_id", "id"),
+    # rows are deleted once their trial ended, and readers keep the last id they read: SQLite
+    # must never hand out a deleted id again (PostgreSQL's sequences never do)
+    sqlite_autoincrement=True,
 )
 
 pool_answers = Table(
@@ -275,6 +278,7 @@ pool_answers = Table(
     Column("value", JSON(none_as_null=True)),
     Column("error", Text),
     Index("ix_pool_answers_since", "experiment_id", "id"),
+    sqlite_autoincrement=True,  # as pool_events
 )
 
 
