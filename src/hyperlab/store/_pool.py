@@ -15,12 +15,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, select, update
+from sqlalchemy import and_, delete, insert, select, text, update
 
 from hyperlab.store._base import StoreBase, exists
 from hyperlab.store._schema import pool_answers, pool_events, pool_trials, pool_workers
 
 __all__ = ["PoolAnswer", "PoolClaim", "PoolEvent", "PoolQueue"]
+
+_EVENTS_LOCK_SPACE = 0x68706F6F  # "hpoo": the advisory locks of the pool's event appends
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,11 +273,22 @@ class PoolQueue(StoreBase):
 
     def add_pool_events(self, experiment_id: str, events: Iterable[dict[str, Any]]) -> None:
         """Append a worker's events (``number``, ``attempt``, ``kind``, ``payload``,
-        ``time`` each), in one transaction."""
+        ``time`` each), in one transaction.
+
+        The driver reads events after the last id it read, so ids must become visible in
+        their order: on PostgreSQL, where two workers' transactions could commit out of the
+        order their ids were drawn in, the experiment's appends take turns (a transaction
+        advisory lock, held to the commit); SQLite writes one transaction at a time anyway.
+        """
         rows = [dict(event, experiment_id=experiment_id) for event in events]
         if not rows:
             return
         with self._write("send a worker's events") as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(
+                    text("SELECT pg_advisory_xact_lock(:space, hashtext(:experiment))"),
+                    {"space": _EVENTS_LOCK_SPACE, "experiment": experiment_id},
+                )
             conn.execute(insert(pool_events), rows)
 
     def pool_answers(self, experiment_id: str, after: int) -> list[PoolAnswer]:
