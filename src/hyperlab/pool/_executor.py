@@ -202,7 +202,11 @@ class PoolExecutor(Executor):
                 continue
             self._read_events()  # what it sent before it went is delivered first
             if claim.number in self._active:
-                reason = f"worker {claim.worker_id} stopped (no heartbeat for {claim.ttl:g}s)"
+                reason = (
+                    f"worker {claim.worker_id} left"
+                    if claim.heartbeat_at is None
+                    else f"worker {claim.worker_id} stopped (no heartbeat for {claim.ttl:g}s)"
+                )
                 self._end(Lost(claim.number, now, reason))
                 lost += 1
         return lost

@@ -24,7 +24,14 @@ from hyperlab._version import __version__
 from hyperlab.config import GpuConfig
 from hyperlab.errors import ConfigError, HyperlabError, StoreError
 from hyperlab.executors import CommandTrial
-from hyperlab.executors.base import END_EVENTS, Event, Executor, Failed, create_executor
+from hyperlab.executors.base import (
+    END_EVENTS,
+    Event,
+    Executor,
+    Failed,
+    Stopped,
+    create_executor,
+)
 from hyperlab.experiment import device_pool
 from hyperlab.pool._codec import event_row, spec_from_json
 from hyperlab.store import ExperimentRecord, Store
@@ -123,6 +130,8 @@ class Worker:
         self._runs: dict[int, int] = {}  # number -> attempt, for trials running here
         self._outbox: list[dict[str, Any]] = []
         self._answers_seen = 0
+        self._asked: set[int] = set()  # trials the driver asked to stop (or ended itself)
+        self._leaving = False
 
     def _join(self, experiment: str) -> ExperimentRecord:
         store = self.store
@@ -173,7 +182,8 @@ class Worker:
         )
 
     def stop(self) -> None:
-        """Leave: stop the trials running here (the driver runs them again) and return."""
+        """Leave (from another thread): stop the trials running here and return from ``run``;
+        the driver runs them again elsewhere, as it would a dead worker's, but at once."""
         self._stopping.set()
 
     def run(self) -> int:
@@ -211,6 +221,7 @@ class Worker:
                 self.executor.poll(LOOP_INTERVAL)
                 self._send()
         finally:
+            self._leaving = True
             try:
                 self.executor.close()
                 self._send()
@@ -239,6 +250,7 @@ class Worker:
         for number, attempt in list(self._runs.items()):
             mine = held.get(number)
             if mine is None or mine[0] != attempt or mine[1]:
+                self._asked.add(number)
                 self.executor.stop(number)
 
     def _pass_answers(self) -> None:
@@ -252,9 +264,13 @@ class Worker:
         attempt = self._runs.get(event.number)
         if attempt is None:
             return
-        self._outbox.append(event_row(event, attempt))
         if isinstance(event, END_EVENTS):
             del self._runs[event.number]
+            asked = event.number in self._asked
+            self._asked.discard(event.number)
+            if self._leaving and isinstance(event, Stopped) and not asked:
+                return  # stopped because this worker leaves: the driver runs it again (Lost)
+        self._outbox.append(event_row(event, attempt))
 
     def _send(self) -> None:
         if self._outbox:
