@@ -14,15 +14,17 @@ from hyperlab.pool import PoolExecutor
 from hyperlab.store import Store
 from hyperlab.testing import ExecutorContract
 from hyperlab.testing.behaviours import behave
-from hyperlab.testing.executors import ExecutorFactory
+from hyperlab.testing.executors import ExecutorFactory, behaviour_command
 
 from .conftest import WorkerThreads, running_experiment
 
 
 class PoolContract(ExecutorContract):
-    """The contract over a store of ``backend``."""
+    """The contract over a store of ``backend``, the worker running its trials with
+    ``local`` (function trials, or the behaviours' command with ``command``)."""
 
     backend: str
+    local = "processes"
 
     # the worker's own executor keeps its processes for the next trials while the worker runs
     # (as Ray keeps idle workers): they outlive the driver's ``close``, the trials do not
@@ -36,16 +38,17 @@ class PoolContract(ExecutorContract):
     ) -> Iterator[ExecutorFactory]:
         storage = new_storage(self.backend)
         store = Store.open(storage)
-        record = running_experiment(store, behave)
+        objective = behaviour_command() if self.local == "command" else behave
+        record = running_experiment(store, objective)
 
         def make(**options: Any) -> Executor:
-            executor = PoolExecutor(behave, **options)
+            executor = PoolExecutor(objective, **options)
             executor.attach(store, record.id)
             worker_threads.start(
                 record.id,
                 storage,
                 concurrency=4,
-                executor="processes",
+                executor=self.local,
                 stop_grace=options.get("stop_grace", 5.0),
                 ttl=5.0,
             )
@@ -65,3 +68,11 @@ class TestPoolOnSqlite(PoolContract):
     """For workers on the driver's machine (claims serialised by ``BEGIN IMMEDIATE``)."""
 
     backend = "sqlite"
+
+
+@pytest.mark.postgres
+class TestPoolOfCommands(PoolContract):
+    """Command trials: the worker needs nothing but the command."""
+
+    backend = "postgresql"
+    local = "command"
