@@ -112,7 +112,7 @@ class PoolExecutor(Executor):
         for claim in self.store.pool_claims(self._experiment):
             if claim.number != spec.number or claim.attempt != spec.attempt:
                 continue
-            if claim.lost(time.time()):
+            if claim.lost:
                 return None  # its worker is gone: run it again
             self._active[spec.number] = _Run(spec.attempt, adopted=True, skip_reports=reports)
             return claim.claimed_at if claim.claimed_at is not None else time.time()
@@ -198,13 +198,13 @@ class PoolExecutor(Executor):
         lost = 0
         for claim in self.store.pool_claims(self._experiment):
             run = self._active.get(claim.number)
-            if run is None or claim.attempt != run.attempt or not claim.lost(now):
+            if run is None or claim.attempt != run.attempt or not claim.lost:
                 continue
             self._read_events()  # what it sent before it went is delivered first
             if claim.number in self._active:
                 reason = (
                     f"worker {claim.worker_id} left"
-                    if claim.heartbeat_at is None
+                    if claim.heartbeat_age is None
                     else f"worker {claim.worker_id} stopped (no heartbeat for {claim.ttl:g}s)"
                 )
                 self._end(Lost(claim.number, now, reason))

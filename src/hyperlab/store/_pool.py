@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, select, text, update
+from sqlalchemy import Double, and_, cast, delete, func, insert, select, text, update
+from sqlalchemy.sql.elements import ColumnElement
 
 from hyperlab.store._base import StoreBase, exists
 from hyperlab.store._schema import pool_answers, pool_events, pool_trials, pool_workers
@@ -39,21 +40,25 @@ class PoolEvent:
 
 @dataclass(frozen=True, slots=True)
 class PoolClaim:
-    """An offered trial: who claimed it (None: nobody yet), that worker's last heartbeat
-    (None when it left or has no row) and how long its trials live without one."""
+    """An offered trial: who claimed it (None: nobody yet), how many seconds ago that worker
+    beat last (None when it left or has no row), and how long its trials live without a beat.
+    The age is measured by the database's clock, which stamped the beat too, so the clocks of
+    the driver's and the workers' machines need not agree."""
 
     number: int
     attempt: int
     worker_id: str | None
     claimed_at: float | None
-    heartbeat_at: float | None
+    heartbeat_age: float | None
     ttl: float | None
 
-    def lost(self, now: float) -> bool:
+    @property
+    def lost(self) -> bool:
         """Whether the claiming worker is gone: it left, or beat last more than ``ttl`` ago."""
         if self.worker_id is None:
             return False
-        return self.heartbeat_at is None or self.ttl is None or now - self.heartbeat_at > self.ttl
+        age, ttl = self.heartbeat_age, self.ttl
+        return age is None or ttl is None or age > ttl
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +139,7 @@ class PoolQueue(StoreBase):
                 pool_trials.c.attempt,
                 pool_trials.c.worker_id,
                 pool_trials.c.claimed_at,
-                pool_workers.c.heartbeat_at,
+                (_db_now(self._engine.dialect.name) - pool_workers.c.heartbeat_at).label("age"),
                 pool_workers.c.stopped_at,
                 pool_workers.c.ttl,
             )
@@ -151,7 +156,7 @@ class PoolQueue(StoreBase):
                 r.attempt,
                 r.worker_id,
                 r.claimed_at,
-                r.heartbeat_at if r.stopped_at is None else None,
+                r.age if r.stopped_at is None else None,
                 r.ttl,
             )
             for r in rows
@@ -210,7 +215,7 @@ class PoolQueue(StoreBase):
                     concurrency=concurrency,
                     version=version,
                     started_at=now,
-                    heartbeat_at=now,
+                    heartbeat_at=_db_now(conn.dialect.name),
                     ttl=ttl,
                 )
             )
@@ -221,7 +226,7 @@ class PoolQueue(StoreBase):
             conn.execute(
                 update(pool_workers)
                 .where(pool_workers.c.id == worker_id)
-                .values(heartbeat_at=self._clock())
+                .values(heartbeat_at=_db_now(conn.dialect.name))
             )
 
     def pool_held(self, worker_id: str) -> dict[int, tuple[int, bool]]:
@@ -301,6 +306,13 @@ class PoolQueue(StoreBase):
         with self._read() as conn:
             rows = conn.execute(query).all()
         return [PoolAnswer(r.id, r.number, r.attempt, r.request, r.value, r.error) for r in rows]
+
+
+def _db_now(dialect: str) -> ColumnElement[float]:
+    """The database's own time, in epoch seconds (heartbeats are stamped and aged by it)."""
+    if dialect == "postgresql":
+        return cast(func.extract("epoch", func.clock_timestamp()), Double)
+    return (func.julianday("now") - 2440587.5) * 86400.0  # SQLite: one machine, one clock
 
 
 def _forget(conn: Any, experiment_id: str, number: int) -> None:
