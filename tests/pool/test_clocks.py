@@ -26,7 +26,7 @@ def test_a_worker_s_clock_does_not_decide_whether_it_lives(pg_storage: str, offs
             "w1", record.id, host="h", pid=1, concurrency=1, version="v", ttl=60.0
         )
         assert [number for number, _, _ in worker.claim_pool_trials(record.id, "w1", 1)] == [0]
-        worker.beat_pool_worker("w1")
+        worker.beat_pool_worker("w1", record.id)
         (claim,) = driver.pool_claims(record.id)
         assert claim.worker_id == "w1" and not claim.lost
         worker.leave_pool("w1")

@@ -50,8 +50,6 @@ LOOP_INTERVAL = 0.1
 """Seconds a loop turn waits for its local executor's events."""
 RUNS = (ExperimentStatus.RUNNING, ExperimentStatus.NO_MORE_TRIAL)
 """The statuses of an experiment whose driver runs trials."""
-STATUS_INTERVAL = 1.0
-"""Seconds between two looks at the experiment's status."""
 
 
 class WorkerRefused(HyperlabError):
@@ -200,24 +198,21 @@ class Worker:
             ttl=self.ttl,
         )
         self.executor.open(self._outbox_event)
-        next_beat = next_status = 0.0
+        next_beat = 0.0
         running = True
         try:
             while not self._stopping.is_set():
                 now = time.monotonic()
                 if now >= next_beat:
                     next_beat = now + self.heartbeat
-                    store.beat_pool_worker(self.id)
+                    running = store.beat_pool_worker(self.id, experiment) in RUNS
                 if self._runs:
                     self._obey(store.pool_held(self.id))
-                if now >= next_status:
-                    next_status = now + STATUS_INTERVAL
-                    running = store.get_experiment(experiment).status in RUNS
-                if not running and not self._runs:
+                    self._pass_answers()
+                elif not running:
                     break
                 if running:
                     self._claim()
-                self._pass_answers()
                 self.executor.poll(LOOP_INTERVAL)
                 self._send()
         finally:

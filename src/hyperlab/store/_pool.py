@@ -19,7 +19,14 @@ from sqlalchemy import Double, and_, cast, delete, func, insert, select, text, u
 from sqlalchemy.sql.elements import ColumnElement
 
 from hyperlab.store._base import StoreBase, exists
-from hyperlab.store._schema import pool_answers, pool_events, pool_trials, pool_workers
+from hyperlab.store._schema import (
+    experiments,
+    pool_answers,
+    pool_events,
+    pool_trials,
+    pool_workers,
+)
+from hyperlab.trial import ExperimentStatus
 
 __all__ = ["PoolAnswer", "PoolClaim", "PoolEvent", "PoolQueue"]
 
@@ -220,14 +227,23 @@ class PoolQueue(StoreBase):
                 )
             )
 
-    def beat_pool_worker(self, worker_id: str) -> None:
-        """Record that the worker lives."""
+    def beat_pool_worker(self, worker_id: str, experiment_id: str) -> ExperimentStatus:
+        """Record that the worker lives; the experiment's status (whether it still runs).
+
+        Raises:
+            ExperimentNotFound: the experiment was deleted.
+        """
         with self._write("record a worker's heartbeat") as conn:
             conn.execute(
                 update(pool_workers)
                 .where(pool_workers.c.id == worker_id)
                 .values(heartbeat_at=_db_now(conn.dialect.name))
             )
+            query = select(experiments.c.status).where(experiments.c.id == experiment_id)
+            status = conn.execute(query).scalar()
+        if status is None:
+            raise self._not_found(experiment_id)
+        return ExperimentStatus[status]
 
     def pool_held(self, worker_id: str) -> dict[int, tuple[int, bool]]:
         """The runs the worker holds: number -> (attempt, whether the driver asks it to stop).
