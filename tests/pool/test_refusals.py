@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import time
 from pathlib import Path
@@ -113,3 +114,45 @@ def test_an_objective_the_worker_cannot_import_fails_its_trials_naming_the_modul
     for end in ends:
         assert isinstance(end, Failed)
         assert "No module named 'vanishing_objectives'" in end.error
+
+
+def test_hyperlab_worker_refuses_an_unknown_experiment_in_python(tmp_path) -> None:
+    import hyperlab
+
+    storage = str(tmp_path / "runs.db")
+    Store.open(storage).close()
+    with pytest.raises(WorkerRefused, match="nosuch01"):
+        hyperlab.worker("nosuch01", storage=storage)
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"concurrency": 0}, "concurrency: expected an integer >= 1, got 0"),
+        ({"executor": "ray"}, "executor: a worker runs trials with one of"),
+        ({"ttl": 0.1}, "ttl: expected seconds >= 1, got 0.1"),
+        ({"gpus": {"indices": []}}, "gpus: "),
+    ],
+)
+def test_bad_worker_options_name_the_option(tmp_path, given: dict, message: str) -> None:
+    from hyperlab.errors import ConfigError
+
+    storage = str(tmp_path / "runs.db")
+    with Store.open(storage) as store:
+        running_experiment(store, behave)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        Worker("pool0001", storage=storage, **given)
+
+
+def test_the_worker_command_reads_gpus_and_refuses_bad_ones(tmp_path, capsys) -> None:
+    from hyperlab.cli import main
+    from hyperlab.cli._worker import _gpus
+
+    assert _gpus("0,2") == {"indices": [0, 2]}
+    assert _gpus("auto") == {"indices": "auto"}
+    assert _gpus('{"indices": [1], "per_trial": 1}') == {"indices": [1], "per_trial": 1}
+    storage = str(tmp_path / "runs.db")
+    assert main(["worker", "pool0001", "--storage", storage, "--gpus", "first"]) == 2
+    assert "--gpus: expected auto, device indices (0,1) or a JSON object, got 'first'" in (
+        capsys.readouterr().err
+    )
