@@ -151,7 +151,7 @@ class PoolExecutor(Executor):
         if number not in self._active:
             return
         if self.store.withdraw_pool_trial(self._experiment, number):  # no worker took it
-            self._end(Stopped(number, time.time()))
+            self._deliver(Stopped(number, time.time()))
         else:
             self.store.stop_pool_trial(self._experiment, number)
 
@@ -162,7 +162,7 @@ class PoolExecutor(Executor):
         while self._active and time.monotonic() < end:
             self.poll(min(POLL_INTERVAL, max(0.0, end - time.monotonic())))
         for number in list(self._active):  # its worker did not answer: it sees the row gone
-            self._end(Stopped(number, time.time()))
+            self._deliver(Stopped(number, time.time()))
 
     def detach(self) -> None:
         self._active.clear()  # the rows stay: the driver that took over adopts them
@@ -207,7 +207,7 @@ class PoolExecutor(Executor):
                     if claim.heartbeat_age is None
                     else f"worker {claim.worker_id} stopped (no heartbeat for {claim.ttl:g}s)"
                 )
-                self._end(Lost(claim.number, now, reason))
+                self._deliver(Lost(claim.number, now, reason))
                 lost += 1
         return lost
 
@@ -216,15 +216,13 @@ class PoolExecutor(Executor):
         expired = [n for n, run in self._active.items() if run.deadline and run.deadline <= now]
         for number in expired:
             error = f"trial exceeded trial_timeout={self.trial_timeout:g}s"
-            self._end(Failed(number, time.time(), error))
+            self._deliver(Failed(number, time.time(), error))
         return len(expired)
 
-    def _end(self, event: Event) -> None:
-        """Deliver an end the driver decided itself; the worker sees the row gone and stops."""
-        self.store.end_pool_trial(self._experiment, event.number)
-        self._deliver(event)
-
     def _deliver(self, event: Event) -> None:
+        """Hand ``event`` to the listener. An end also takes the trial's row back: a worker
+        still running it (an end the driver decided itself: a timeout, a lost worker, a stop
+        not answered in time) sees the row gone and stops it."""
         if isinstance(event, END_EVENTS):
             if self._active.pop(event.number, None) is None:
                 return
