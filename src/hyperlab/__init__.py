@@ -148,6 +148,7 @@ if _typing.TYPE_CHECKING:
     )
     from hyperlab.executors import CommandTrial
     from hyperlab.experiment import Callback, Experiment, Result, TrialHandle, load, resume, run
+    from hyperlab.pool import worker
     from hyperlab.reporting import (
         checkpoint,
         get_params,
@@ -158,7 +159,6 @@ if _typing.TYPE_CHECKING:
         trial_dir,
         trial_seed,
     )
-    from hyperlab.pool import worker
     from hyperlab.research import Alias, Domain, Research
     from hyperlab.space import (
         SearchSpace,
