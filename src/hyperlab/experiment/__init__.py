@@ -4,7 +4,8 @@
 owns a running experiment, its set-up, and the ``Result`` read back.
 
 Helpers for the layers above (compat, cli, pool): ``load_objective`` (a stored experiment's
-objective), ``device_pool`` (the ``DevicePool`` of a ``gpus`` option, for a worker's GPUs), ``random_seed`` (a new experiment's default seed), ``check_id`` (a chosen id), and
+objective), ``device_pool`` (the ``DevicePool`` of a ``gpus`` option, for a worker's GPUs),
+``random_seed`` (a new experiment's default seed), ``check_id`` (a chosen id), and
 ``last_line`` / ``error_kind`` (how a failed trial's error is summed up), ``start_detached``
 (a driver in a process of its own, for ``run --detach`` and NNI's ``Experiment``) and
 ``wait_for_driver`` (until a driver runs its experiment); for assessor tests,
