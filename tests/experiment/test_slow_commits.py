@@ -7,6 +7,7 @@ commits and a busy server got busier."""
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import pytest
@@ -40,5 +41,5 @@ def test_a_commit_slower_than_the_interval_is_not_repeated_at_every_loop_turn(
     # 0.25 s apart; back to back (0.15 s) only the run's first (its start's commit is due at
     # once) and last (the end's). Counted in gaps, not commits: a loaded machine runs the 40
     # trials longer, which adds commits but never shortens a gap
-    gaps = [later - earlier for earlier, later in zip(commits, commits[1:])]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(commits)]
     assert sum(gap < 0.24 for gap in gaps) <= 2, gaps
