@@ -366,3 +366,12 @@ def test_waiting_from_the_drivers_own_thread_is_refused_not_a_deadlock():
     with exp:
         exp.submit({"x": 0.0, "kind": "a"}, wait=True)
     assert seen and "driver's thread" in str(seen[0])
+
+
+def test_waiting_for_the_end_of_a_run_only_the_loop_can_end_is_refused():
+    with loop() as exp:
+        exp.submit({"x": 0.0, "kind": "a"})
+        with pytest.raises(ConfigError, match=r"strategy loop.*drain\(\)"):
+            exp.wait()
+        exp.drain()
+        assert exp.wait(30).status is hyperlab.ExperimentStatus.DONE  # drained: it ends

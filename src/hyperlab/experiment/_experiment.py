@@ -566,6 +566,7 @@ class Experiment(StrategyLoop):
             return self._wait_trials(handles, timeout)  # type: ignore[arg-type]
         if handles is not None:
             timeout = float(handles)
+        self._check_run_can_end()
         if self._thread is not None:
             self._thread.join(timeout)
             if self._thread.is_alive():
@@ -576,6 +577,30 @@ class Experiment(StrategyLoop):
         if self._driver is not None:
             return self._checked(self._driver)
         return self.result()
+
+    def _check_run_can_end(self) -> None:
+        """Refuse to wait for the end of a run only a strategy loop here can end: nothing would
+        (no tuner to run out, no budget), so the wait would never return.
+
+        Raises:
+            ConfigError: naming how such a run ends.
+        """
+        driver = self._driver
+        if driver is None or not driver.submissions.attached:
+            return
+        if driver.drain_asked or driver.stop_asked is not None:
+            return
+        options = driver.options
+        if (
+            options.max_trials is None
+            and options.max_duration is None
+            and (driver.exhausted or options.tuner == NO_TUNER)
+        ):
+            raise ConfigError(
+                f"experiment {self.id} is driven by a strategy loop, without a budget: it ends "
+                "when the loop does (the end of its with block, drain() or stop()), so wait() "
+                "would never return; wait(handles) waits for trials"
+            )
 
     def result(self) -> Result:
         """The experiment as stored now (running or not)."""

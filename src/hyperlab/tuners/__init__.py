@@ -77,5 +77,6 @@ if _typing.TYPE_CHECKING:
     from hyperlab.tuners._evolution import EvolutionTuner
     from hyperlab.tuners._gp import GPTuner
     from hyperlab.tuners._grid import GridTuner
+    from hyperlab.tuners._none import NoTuner
     from hyperlab.tuners._random import RandomTuner
     from hyperlab.tuners._tpe import TPETuner

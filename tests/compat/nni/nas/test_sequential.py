@@ -57,11 +57,25 @@ class Model:
         return f"Model({self.sample})"
 
 
+_made: list[SequentialExecutionEngine] = []
+
+
+@pytest.fixture(autouse=True)
+def _shut_down_engines():
+    """Every engine a test made is shut down after it (twice is harmless): a running one
+    would keep its experiment's driver and executor alive into the next tests."""
+    yield
+    while _made:
+        _made.pop().shutdown()
+
+
 def engine(*args, **options):
     options.setdefault("space", SPACE)
     options.setdefault("storage", ":memory:")
     options.setdefault("progress", False)
-    return SequentialExecutionEngine(*args, **options)
+    made = SequentialExecutionEngine(*args, **options)
+    _made.append(made)
+    return made
 
 
 class Recorder:
