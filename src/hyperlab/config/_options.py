@@ -315,7 +315,8 @@ class ExperimentOptions(BaseModel):
     executor: Annotated[str, EXECUTOR_DOC] = Field(
         default="inprocess",
         description="where trials run (`ray`: on a Ray cluster, `pip install 'hyperlab[ray]'`; "
-        "`dask`: on a Dask cluster, `pip install 'hyperlab[dask]'`; see [cluster.md](cluster.md)); "
+        "`dask`: on a Dask cluster, `pip install 'hyperlab[dask]'`; `pool`: on the workers that "
+        "join it through the store, `hyperlab worker ID`; see [cluster.md](cluster.md)); "
         "in Python, `command` runs a `CommandTrial`",
     )
     trial_timeout: Annotated[

@@ -132,8 +132,9 @@ class Options(TypedDict, total=False):
 
     executor: str
     """Where trials run (``ray``: on a Ray cluster, ``pip install 'hyperlab[ray]'``; ``dask``: on a
-    Dask cluster, ``pip install 'hyperlab[dask]'``; see cluster.md); in Python, ``command`` runs
-    a ``CommandTrial``."""
+    Dask cluster, ``pip install 'hyperlab[dask]'``; ``pool``: on the workers that join it
+    through the store, ``hyperlab worker ID``; see cluster.md); in Python, ``command`` runs a
+    ``CommandTrial``."""
 
     trial_timeout: float | str | None
     """A trial running longer is FAILED (a command's process group gets SIGTERM, then SIGKILL)."""
