@@ -6,7 +6,7 @@ import io
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 from rich.table import Table
@@ -73,6 +73,7 @@ _SHOWN = st.characters(exclude_categories=("Cs", "Cc"))  # those rich lays out i
     cells=st.lists(st.text(st.one_of(_SHOWN, _ANY), max_size=12), max_size=30),
     width=st.integers(min_value=10, max_value=200),
 )
+@example(headers=["\U0001f3fb"], cells=[], width=80)  # a zero-width modifier: rich drops it
 @settings(max_examples=200, deadline=None)
 def test_any_text_is_rich_own_or_declined(headers: list[str], cells: list[str], width: int) -> None:
     """Whatever the cells hold (any Unicode) and however wide the console: rich's text, or None."""

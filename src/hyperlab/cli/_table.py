@@ -25,7 +25,8 @@ def plain_table(console: Any, headers: Sequence[str], rows: Sequence[Sequence[st
     """The text rich's ``Table(*headers)`` with ``rows`` would print on ``console`` (a
     ``rich.console.Console``), lines ending with a line feed; None when rich would style,
     wrap or substitute anything (a terminal, a non-UTF-8 encoding, a cell with a line break or
-    another control character, a table wider than the console)."""
+    another control character, a column of zero-width characters only, a table wider than
+    the console)."""
     if console.is_terminal or console.legacy_windows:
         return None
     if not console.encoding.lower().startswith("utf"):
@@ -38,6 +39,9 @@ def plain_table(console: Any, headers: Sequence[str], rows: Sequence[Sequence[st
     for row in rows:
         for column, cell in enumerate(row):
             widths[column] = max(widths[column], cell_len(cell))
+    for column, width in enumerate(widths):
+        if not width and (headers[column] or any(row[column] for row in rows)):
+            return None  # a column of zero-width characters only (a lone modifier): rich drops it
     if sum(widths) + 3 * len(widths) + 1 > console.width:
         return None
 
