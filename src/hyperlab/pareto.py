@@ -176,4 +176,6 @@ def hypervolume(
         return math.inf
     if k == 1:
         return float(ref[0] - pts[:, 0].min())
-    return float(_moocore().hypervolume(pts, ref=ref))
+    volume = float(_moocore().hypervolume(pts, ref=ref))
+    # finite points whose volume overflows (losses near -1e308) come back as inf - inf
+    return math.inf if math.isnan(volume) else volume
