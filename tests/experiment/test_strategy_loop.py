@@ -375,3 +375,13 @@ def test_waiting_for_the_end_of_a_run_only_the_loop_can_end_is_refused():
             exp.wait()
         exp.drain()
         assert exp.wait(30).status is hyperlab.ExperimentStatus.DONE  # drained: it ends
+
+
+def test_show_says_where_a_loops_trials_come_from(tmp_path, capsys):
+    from hyperlab.cli import main
+
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    with loop(storage=url) as exp:
+        exp.submit({"x": 0.0, "kind": "a"}, wait=True)
+    main(["--storage", url, "show", exp.id])
+    assert "none (its trials are submitted: a strategy loop" in capsys.readouterr().out

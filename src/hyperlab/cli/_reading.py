@@ -147,7 +147,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         "imported": f"{len(store.get_imported(record.id))} results (fed to the tuner)",
         "objective": objective_line(options),
         "feasible": _constraint_line(store, record) or "",
-        "tuner": f"{options.tuner} {json.dumps(options.tuner_args)}",
+        "tuner": _tuner_line(options),
         "assessor": (
             "none"
             if options.assessor is None
@@ -228,6 +228,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.env:  # plain lines: a long diff is neither styled nor wrapped
         print("environment", *environment, sep="\n")
     return 0
+
+
+def _tuner_line(options: Any) -> str:
+    """The tuner and its arguments (when it has any); ``none`` says where trials come from."""
+    if options.tuner == "none":
+        return "none (its trials are submitted: a strategy loop, added trials)"
+    args = f" {json.dumps(options.tuner_args)}" if options.tuner_args else ""
+    return f"{options.tuner}{args}"
 
 
 def _constraint_line(store: Any, record: Any) -> str | None:
