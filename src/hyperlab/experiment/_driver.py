@@ -118,8 +118,8 @@ class Driver(TrialFlow):
             clock=clock,
             callbacks=callbacks,
             submissions=submissions,
+            counted=counted,
         )
-        self.counted = counted
         self.server_url = server_url
         self.started = threading.Event()
         self.keeper: LeaseKeeper | None = None

@@ -82,6 +82,7 @@ class TrialFlow(ABC):
         clock: Clock,
         callbacks: Sequence[Any],
         submissions: Submissions | None = None,
+        counted: tuple[int, float] = (0, 0.0),
     ) -> None:
         self.store = store
         self.record = record
@@ -90,7 +91,7 @@ class TrialFlow(ABC):
         self.by_run = DefinedByRun(tuner.space, options.suggested)
         self.counts = {"finished": 0, "failed": 0}
         self.trial_time = 0.0  # the ended trials' durations, summed (budget_time="trials")
-        self.counted = (0, 0.0)  # trials and seconds counted before (load_state_dict)
+        self.counted = counted  # trials and seconds counted before (load_state_dict)
         # a strategy loop's (``_strategy``); not `or`: an empty queue is falsy
         self.submissions = Submissions(record.id) if submissions is None else submissions
         self.ends: list[Trial] = []  # trials ended since the last commit, for their handles
