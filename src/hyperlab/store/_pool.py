@@ -11,11 +11,11 @@ control requests do: the other side polls for it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Double, and_, cast, delete, func, insert, select, text, update
+from sqlalchemy import Double, Row, Table, and_, cast, delete, func, insert, select, text, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from hyperlab.store._base import StoreBase, exists
@@ -127,15 +127,20 @@ class PoolQueue(StoreBase):
         with self._write("end a trial of workers") as conn:
             _forget(conn, experiment_id, number)
 
-    def pool_events(self, experiment_id: str, after: int) -> list[PoolEvent]:
-        """The workers' events with an id above ``after``, in id order."""
+    def _rows_after(self, table: Table, experiment_id: str, after: int) -> Sequence[Row[Any]]:
+        """The experiment's rows of ``table`` (events, answers) with an id above ``after``, in
+        id order: what a reader that keeps the last id it read has not seen."""
         query = (
-            select(pool_events)
-            .where(pool_events.c.experiment_id == experiment_id, pool_events.c.id > after)
-            .order_by(pool_events.c.id)
+            select(table)
+            .where(table.c.experiment_id == experiment_id, table.c.id > after)
+            .order_by(table.c.id)
         )
         with self._read() as conn:
-            rows = conn.execute(query).all()
+            return conn.execute(query).all()
+
+    def pool_events(self, experiment_id: str, after: int) -> list[PoolEvent]:
+        """The workers' events with an id above ``after``, in id order."""
+        rows = self._rows_after(pool_events, experiment_id, after)
         return [PoolEvent(r.id, r.number, r.attempt, r.kind, r.payload, r.time) for r in rows]
 
     def pool_claims(self, experiment_id: str) -> list[PoolClaim]:
@@ -314,13 +319,7 @@ class PoolQueue(StoreBase):
 
     def pool_answers(self, experiment_id: str, after: int) -> list[PoolAnswer]:
         """The driver's answers with an id above ``after``, in id order."""
-        query = (
-            select(pool_answers)
-            .where(pool_answers.c.experiment_id == experiment_id, pool_answers.c.id > after)
-            .order_by(pool_answers.c.id)
-        )
-        with self._read() as conn:
-            rows = conn.execute(query).all()
+        rows = self._rows_after(pool_answers, experiment_id, after)
         return [PoolAnswer(r.id, r.number, r.attempt, r.request, r.value, r.error) for r in rows]
 
 
