@@ -385,3 +385,18 @@ def test_show_says_where_a_loops_trials_come_from(tmp_path, capsys):
         exp.submit({"x": 0.0, "kind": "a"}, wait=True)
     main(["--storage", url, "show", exp.id])
     assert "none (its trials are submitted: a strategy loop" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("call", "named"),
+    [
+        (lambda exp: exp.submit(5), r"params: expected a mapping .* got 5"),
+        (lambda exp: exp.submit("x=1"), r"params: expected a mapping .* got 'x=1'"),
+        (lambda exp: exp.trials(status=3), r"status: expected a trial status .* got 3"),
+        (lambda exp: exp.trials(status="DONE"), r"status: 'DONE' is no trial status"),
+        (lambda exp: exp.wait(object()), r"handles: expected a TrialHandle"),
+    ],
+)
+def test_a_call_of_the_wrong_shape_is_named(call, named):
+    with pytest.raises(ConfigError, match=named):
+        call(loop(max_trials=2))

@@ -153,7 +153,11 @@ class StrategyLoop(Requests):
                 ``wait=True``, or at the next ``submit``).
         """
         single = isinstance(params, Mapping)
-        given = [params] if single else _listed(params)
+        given = (
+            [params]
+            if single
+            else _listed(params, "params", "a mapping of parameter values or a list of them")
+        )
         checked = [
             self._in_space(one, None if single else index) for index, one in enumerate(given)
         ]
@@ -197,7 +201,11 @@ class StrategyLoop(Requests):
                 "driver's thread (a callback, or an inprocess trial): the trials waited on "
                 "need that thread to run; wait from the strategy's own thread"
             )
-        listed = [handles] if isinstance(handles, TrialHandle) else _listed(handles)
+        listed = (
+            [handles]
+            if isinstance(handles, TrialHandle)
+            else _listed(handles, "handles", "a TrialHandle or a list of them")
+        )
         for index, handle in enumerate(listed):
             if not isinstance(handle, TrialHandle):
                 raise ConfigError(
@@ -397,9 +405,10 @@ class StrategyLoop(Requests):
 _UNENDED = frozenset({TrialStatus.WAITING, TrialStatus.RUNNING})
 
 
-def _listed(items: Any) -> list[Any]:
+def _listed(items: Any, field: str, expected: str) -> list[Any]:
+    """``items`` as a list; ConfigError naming ``field`` unless it is an iterable (not text)."""
     if isinstance(items, str | bytes) or not isinstance(items, Iterable):
-        raise ConfigError(f"expected a list, got {items!r}")
+        raise ConfigError(f"{field}: expected {expected}, got {items!r}")
     return list(items)
 
 
@@ -407,7 +416,11 @@ def _statuses(status: Any) -> frozenset[TrialStatus] | None:
     """``trials``' ``status`` as a set of statuses (None: all)."""
     if status is None:
         return None
-    given = [status] if isinstance(status, str | TrialStatus) else _listed(status)
+    given = (
+        [status]
+        if isinstance(status, str | TrialStatus)
+        else _listed(status, "status", "a trial status or a list of them")
+    )
     found = set()
     for one in given:
         try:
