@@ -25,7 +25,7 @@ from hyperlab._interrupts import interrupts_deferred
 from hyperlab.assessors.base import Assessor
 from hyperlab.config import ExperimentOptions
 from hyperlab.environment import EnvironmentCapture
-from hyperlab.errors import ConfigError
+from hyperlab.errors import ConfigError, ExperimentBusy
 from hyperlab.executors.base import Executor
 from hyperlab.experiment._clock import SYSTEM_CLOCK, Clock
 from hyperlab.experiment._controls import Change, Situation, decide
@@ -83,6 +83,10 @@ class Driver(TrialFlow):
             before the run (``Experiment.trials`` of a resumed experiment).
         environment: The environment capture of a new experiment still under way: the driver
             writes it to the store once it is done (at the latest as the run ends).
+        read_at: For a resumed experiment, its change cursor (``Store.change_cursor``) read
+            before ``history``: a driver that ran it since (they raced to continue it, the
+            other took the lease first and ended) made ``history`` stale, so ``run`` raises
+            ``ExperimentBusy`` instead of numbering trials again.
     """
 
     def __init__(
@@ -104,6 +108,7 @@ class Driver(TrialFlow):
         environment: EnvironmentCapture | None = None,
         counted: tuple[int, float] = (0, 0.0),
         submissions: Submissions | None = None,
+        read_at: int | None = None,
     ) -> None:
         super().__init__(
             store,
@@ -121,6 +126,7 @@ class Driver(TrialFlow):
             counted=counted,
         )
         self.server_url = server_url
+        self.read_at = read_at
         self.started = threading.Event()
         self.keeper: LeaseKeeper | None = None
         self.environment = environment
@@ -251,6 +257,12 @@ class Driver(TrialFlow):
     def _run(self) -> ExperimentStatus:
         # every group commit records the experiment time spent (max_duration's count)
         lease = self.store.acquire_lease(self.id, owner=uuid.uuid4().hex, elapsed=self.elapsed)
+        if self.read_at is not None and self.store.change_cursor(self.id) != self.read_at:
+            self.store.release_lease(lease, elapsed=lease.elapsed)
+            raise ExperimentBusy(
+                f"experiment {self.id}: another driver ran it between the read of its trials "
+                "and this driver's start; load it again to continue it"
+            )
         self._elapsed0 = lease.elapsed
         self._t0 = self._last_flush = self._last_control = self._last_beat = self.clock.monotonic()
         self.keeper = LeaseKeeper(self.store, lease, self.elapsed, record_every=FLUSH_INTERVAL)

@@ -185,6 +185,7 @@ class Experiment(StrategyLoop):
         self._default_tuner = False  # a new experiment's __init__ says otherwise
         self._claim = None  # the claim a new experiment defines (set by __init__)
         self._counted = (0, 0.0)  # load_state_dict's
+        self._read_at: int | None = None  # a resumed one's change cursor, read before its trials
         self._submissions = Submissions(record.id)  # the strategy loop's side of its driver
         self._failure_raised = False  # a strategy loop was given the run's failure
         self._starting = threading.Lock()  # one start, whichever thread submits first
@@ -309,6 +310,7 @@ class Experiment(StrategyLoop):
         """
         parts = stored_parts(record, options, objective)
         self = cls.__new__(cls)
+        read_at = store.change_cursor(record.id)  # before the trials: see Driver's read_at
         history: Iterable[Trial] = (  # it replays them: streamed, unless an assessor orders
             StoredTrials(store, record.id)  # them by time (with their reports)
             if parts.assessor is None
@@ -323,6 +325,7 @@ class Experiment(StrategyLoop):
             storage,
             check_callbacks(callbacks),
         )
+        self._read_at = read_at
         return self
 
     @property
@@ -422,6 +425,7 @@ class Experiment(StrategyLoop):
                 environment=environment,
                 counted=self._counted,
                 submissions=self._submissions,
+                read_at=self._read_at,
             )
             self._driver.submissions.attached = strategy
         except BaseException:
