@@ -41,6 +41,12 @@ def add_worker(commands: Any) -> None:
         help="seconds without a heartbeat after which the driver runs this worker's trials "
         "again elsewhere (default 15)",
     )
+    worker.add_argument(
+        "--max-trials",
+        type=int,
+        metavar="N",
+        help="run at most N trials (re-runs of a lost worker's trials not counted), then leave",
+    )
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -53,6 +59,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         executor=args.executor,
         gpus=_gpus(args.gpus),
         ttl=args.ttl,
+        max_trials=args.max_trials,
     ).run()
     print(f"worker: {done} trials of experiment {args.id} ran here")
     return 0

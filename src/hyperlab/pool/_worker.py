@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,15 @@ from hyperlab.pool._codec import event_row, spec_from_json
 from hyperlab.store import ExperimentRecord, Store
 from hyperlab.trial import ExperimentStatus
 
-__all__ = ["DEFAULT_TTL", "LOCAL_EXECUTORS", "Unloadable", "Worker", "WorkerRefused", "worker"]
+__all__ = [
+    "DEFAULT_TTL",
+    "LOCAL_EXECUTORS",
+    "POOLED_EXECUTORS",
+    "Unloadable",
+    "Worker",
+    "WorkerRefused",
+    "worker",
+]
 
 LOCAL_EXECUTORS = ("processes", "threads", "command")
 """The executors a worker may run its trials with."""
@@ -48,6 +57,8 @@ BEATS_PER_TTL = 6
 """Heartbeats a worker sends per ``ttl``: a few may be late without losing its trials."""
 LOOP_INTERVAL = 0.1
 """Seconds a loop turn waits for its local executor's events."""
+POOLED_EXECUTORS = ("pool", "shared")
+"""The executors of experiments that workers join."""
 RUNS = (ExperimentStatus.RUNNING, ExperimentStatus.NO_MORE_TRIAL)
 """The statuses of an experiment whose driver runs trials."""
 
@@ -82,6 +93,17 @@ class Worker:
         stop_grace: Seconds a stopped trial gets before it is killed.
         ttl: Seconds without a heartbeat after which the driver runs this worker's trials
             again elsewhere (it beats ``BEATS_PER_TTL`` times as often).
+        max_trials: How many trials it runs at most (first runs: a re-run of a lost worker's
+            trial is not counted), then leaves; None for no bound. With ``executor="shared"``
+            (``hyperlab.compat.optuna``'s studies on a shared store) the worker brings them to
+            the experiment's budget, as each process's ``n_trials`` counts in Optuna.
+        objective: The function to run the trials with, in place of the one stored with the
+            experiment (which needs not load here): a process running the same script.
+        after_trial: Called with the number of each trial that ran here, once the driver
+            recorded its end (the store has it); it returns False while the store does not
+            have it yet (it is called again on the next turn, for ``ttl`` seconds at most).
+            The trial's slot stays taken until then, as Optuna's callbacks run in the
+            process of the trial before its next one.
 
     Raises:
         WorkerRefused: see the class; ConfigError for bad options.
@@ -97,7 +119,14 @@ class Worker:
         gpus: Any = None,
         stop_grace: float = 5.0,
         ttl: float = DEFAULT_TTL,
+        max_trials: int | None = None,
+        objective: Any = None,
+        after_trial: Callable[[int], bool] | None = None,
     ) -> None:
+        if max_trials is not None and (
+            isinstance(max_trials, bool) or not isinstance(max_trials, int) or max_trials < 1
+        ):
+            raise ConfigError(f"max_trials: expected an integer >= 1 or None, got {max_trials!r}")
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ConfigError(f"concurrency: expected an integer >= 1, got {concurrency!r}")
         if executor is not None and executor not in LOCAL_EXECUTORS:
@@ -117,19 +146,26 @@ class Worker:
             raise WorkerRefused(f"storage: {exc}") from None
         try:
             self.record = self._join(experiment_id)
+            if objective is None:
+                objective = _load_objective(self.record, self.id)
             self.executor = self._local_executor(
-                executor, concurrency, device_pool(_gpu_config(gpus)), stop_grace
+                objective, executor, concurrency, device_pool(_gpu_config(gpus)), stop_grace
             )
         except BaseException:
             self.store.close()
             raise
         self.concurrency = concurrency
+        self.max_trials = max_trials
         self.ran = 0  # trials claimed so far
+        self.taken = 0  # first runs claimed so far (what max_trials bounds)
         self._runs: dict[int, int] = {}  # number -> attempt, for trials running here
         self._outbox: list[dict[str, Any]] = []
         self._answers_seen = 0
         self._asked: set[int] = set()  # trials the driver asked to stop (or ended itself)
         self._leaving = False
+        self._finishing = threading.Event()
+        self.after_trial = after_trial
+        self._settling: dict[int, float] = {}  # ended here -> until when after_trial waits
 
     def _join(self, experiment: str) -> ExperimentRecord:
         store = self.store
@@ -142,7 +178,7 @@ class Worker:
                 f"experiment {record.id}: workers join a running experiment (RUNNING or "
                 f"NO_MORE_TRIAL), its status is {record.status.name}"
             )
-        if record.options.executor != "pool":
+        if record.options.executor not in POOLED_EXECUTORS:
             raise WorkerRefused(
                 f"experiment {record.id}: runs its trials with executor="
                 f"{record.options.executor!r}; workers join experiments run with executor='pool'"
@@ -157,9 +193,8 @@ class Worker:
         return record
 
     def _local_executor(
-        self, name: str | None, concurrency: int, devices: Any, stop_grace: float
+        self, objective: Any, name: str | None, concurrency: int, devices: Any, stop_grace: float
     ) -> Executor:
-        objective = _load_objective(self.record, self.id)
         is_command = isinstance(objective, CommandTrial)
         if name is None:
             name = "command" if is_command else "processes"
@@ -184,6 +219,11 @@ class Worker:
         the driver runs them again elsewhere, as it would a dead worker's, but at once."""
         self._stopping.set()
 
+    def finish(self) -> None:
+        """Take no more trials (from another thread): ``run`` returns once those running here
+        ended, as Optuna's ``study.stop()`` ends one process's ``optimize``."""
+        self._finishing.set()
+
     def run(self) -> int:
         """Work until the experiment no longer runs and this worker's trials ended, or
         ``stop`` is called; how many trials it took."""
@@ -196,6 +236,7 @@ class Worker:
             concurrency=self.concurrency,
             version=__version__,
             ttl=self.ttl,
+            max_trials=self.max_trials,
         )
         self.executor.open(self._outbox_event)
         next_beat = 0.0
@@ -206,15 +247,19 @@ class Worker:
                 if now >= next_beat:
                     next_beat = now + self.heartbeat
                     running = store.beat_pool_worker(self.id, experiment) in RUNS
+                if self._finishing.is_set() and not self.done:
+                    self.max_trials = self.taken  # what it brings to a shared experiment
+                    store.cap_pool_worker(self.id, self.taken)
                 if self._runs:
                     self._obey(store.pool_held(self.id))
                     self._pass_answers()
-                elif not running:
+                elif (not running or self.done) and not self._settling:
                     break
                 if running:
                     self._claim()
                 self.executor.poll(LOOP_INTERVAL)
                 self._send()
+                self._settle()
         finally:
             self._leaving = True
             try:
@@ -225,13 +270,31 @@ class Worker:
                 store.close()
         return self.ran
 
-    def _claim(self) -> None:
-        free = self.executor.free_slots
-        if not free:
+    @property
+    def done(self) -> bool:
+        """Whether it took the ``max_trials`` it takes."""
+        return self.max_trials is not None and self.taken >= self.max_trials
+
+    def _settle(self) -> None:
+        """Call ``after_trial`` for the trials that ended here, once the driver recorded them."""
+        if not self._settling:
             return
-        for number, attempt, data in self.store.claim_pool_trials(self.record.id, self.id, free):
+        assert self.after_trial is not None
+        now = time.monotonic()
+        for number, until in list(self._settling.items()):
+            if self.after_trial(number) or now > until:
+                del self._settling[number]
+
+    def _claim(self) -> None:
+        free = self.executor.free_slots - len(self._settling)
+        if free <= 0 or self.done:
+            return
+        left = None if self.max_trials is None else self.max_trials - self.taken
+        claimed = self.store.claim_pool_trials(self.record.id, self.id, free, first_runs=left)
+        for number, attempt, data in claimed:
             self._runs[number] = attempt
             self.ran += 1
+            self.taken += attempt == 1
             try:
                 spec = spec_from_json(data)
             except TypeError as exc:  # a driver of another hyperlab version
@@ -265,6 +328,8 @@ class Worker:
             self._asked.discard(event.number)
             if self._leaving and isinstance(event, Stopped) and not asked:
                 return  # stopped because this worker leaves: the driver runs it again (Lost)
+            if self.after_trial is not None and not self._leaving:
+                self._settling[event.number] = time.monotonic() + self.ttl
         self._outbox.append(event_row(event, attempt))
 
     def _send(self) -> None:
@@ -318,6 +383,7 @@ def worker(
     gpus: Any = None,
     stop_grace: float = 5.0,
     ttl: float = DEFAULT_TTL,
+    max_trials: int | None = None,
 ) -> int:
     """Join running experiment ``experiment_id`` as a worker and run its trials until it ends.
 
@@ -339,4 +405,5 @@ def worker(
         gpus=gpus,
         stop_grace=stop_grace,
         ttl=ttl,
+        max_trials=max_trials,
     ).run()

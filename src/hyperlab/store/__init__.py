@@ -40,7 +40,7 @@ from hyperlab.store._experiment_rows import ID_ALPHABET
 from hyperlab.store._front import ParetoFront, ParetoPoint
 from hyperlab.store._lease import Lease
 from hyperlab.store._paths import home
-from hyperlab.store._pool import PoolAnswer, PoolClaim, PoolEvent
+from hyperlab.store._pool import PoolAnswer, PoolClaim, PoolEvent, PoolWorker
 from hyperlab.store._records import (
     HEARTBEAT_INTERVAL,
     LEASE_TTL,
@@ -91,6 +91,7 @@ __all__ = [
     "PoolAnswer",
     "PoolClaim",
     "PoolEvent",
+    "PoolWorker",
     "Range",
     "SetConcurrency",
     "SetMaxDuration",

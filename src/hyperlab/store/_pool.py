@@ -28,7 +28,7 @@ from hyperlab.store._schema import (
 )
 from hyperlab.trial import ExperimentStatus
 
-__all__ = ["PoolAnswer", "PoolClaim", "PoolEvent", "PoolQueue"]
+__all__ = ["PoolAnswer", "PoolClaim", "PoolEvent", "PoolQueue", "PoolWorker"]
 
 _EVENTS_LOCK_SPACE = 0x68706F6F  # "hpoo": the advisory locks of the pool's event appends
 
@@ -66,6 +66,30 @@ class PoolClaim:
             return False
         age, ttl = self.heartbeat_age, self.ttl
         return age is None or ttl is None or age > ttl
+
+
+@dataclass(frozen=True, slots=True)
+class PoolWorker:
+    """A worker of an experiment's pool: its concurrency, the first runs it takes at most
+    (None: no bound) and has taken, whether it lives (beat within its ``ttl`` and did not
+    leave), and how many trials it holds now."""
+
+    id: str
+    concurrency: int
+    max_trials: int | None
+    taken: int
+    alive: bool
+    held: int
+
+    @property
+    def room(self) -> int:
+        """How many more trials it would claim now (0 once gone)."""
+        if not self.alive:
+            return 0
+        free = max(0, self.concurrency - self.held)
+        if self.max_trials is None:
+            return free
+        return min(free, max(0, self.max_trials - self.taken))
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,9 +231,11 @@ class PoolQueue(StoreBase):
         concurrency: int,
         version: str,
         ttl: float,
+        max_trials: int | None = None,
     ) -> None:
         """Add a worker to an experiment's pool, its heartbeat now; its trials are lost once
-        it has not beaten for ``ttl`` seconds.
+        it has not beaten for ``ttl`` seconds. It takes at most ``max_trials`` first runs
+        (None: no bound).
 
         Raises:
             ExperimentNotFound: when there is no such experiment.
@@ -229,8 +255,42 @@ class PoolQueue(StoreBase):
                     started_at=now,
                     heartbeat_at=_db_now(conn.dialect.name),
                     ttl=ttl,
+                    max_trials=max_trials,
+                    taken=0,
                 )
             )
+
+    def pool_workers(self, experiment_id: str) -> list[PoolWorker]:
+        """The experiment's workers, with how many trials each holds now."""
+        held = (
+            select(func.count())
+            .where(pool_trials.c.worker_id == pool_workers.c.id)
+            .scalar_subquery()
+        )
+        age = _db_now(self._engine.dialect.name) - pool_workers.c.heartbeat_at
+        query = select(
+            pool_workers.c.id,
+            pool_workers.c.concurrency,
+            pool_workers.c.max_trials,
+            pool_workers.c.taken,
+            age.label("age"),
+            pool_workers.c.ttl,
+            pool_workers.c.stopped_at,
+            held.label("held"),
+        ).where(pool_workers.c.experiment_id == experiment_id)
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+        return [
+            PoolWorker(
+                r.id,
+                r.concurrency,
+                r.max_trials,
+                r.taken or 0,
+                r.stopped_at is None and r.age <= r.ttl,
+                r.held,
+            )
+            for r in rows
+        ]
 
     def beat_pool_worker(self, worker_id: str, experiment_id: str) -> ExperimentStatus:
         """Record that the worker lives; the experiment's status (whether it still runs).
@@ -259,6 +319,15 @@ class PoolQueue(StoreBase):
         with self._read() as conn:
             return {number: (attempt, bool(stop)) for number, attempt, stop in conn.execute(query)}
 
+    def cap_pool_worker(self, worker_id: str, max_trials: int) -> None:
+        """The worker takes no more than ``max_trials`` first runs from now on."""
+        with self._write("cap a worker's trials") as conn:
+            conn.execute(
+                update(pool_workers)
+                .where(pool_workers.c.id == worker_id)
+                .values(max_trials=max_trials)
+            )
+
     def leave_pool(self, worker_id: str) -> None:
         """The worker leaves: whatever it still holds is lost at once, not after a TTL."""
         with self._write("remove a worker") as conn:
@@ -269,9 +338,11 @@ class PoolQueue(StoreBase):
             )
 
     def claim_pool_trials(
-        self, experiment_id: str, worker_id: str, count: int
+        self, experiment_id: str, worker_id: str, count: int, *, first_runs: int | None = None
     ) -> list[tuple[int, int, dict[str, Any]]]:
-        """Claim up to ``count`` offered trials, lowest numbers first: (number, attempt, spec).
+        """Claim up to ``count`` offered trials, lowest numbers first: (number, attempt, spec);
+        at most ``first_runs`` of them first runs (attempt 1; None: no bound), which the
+        worker's ``taken`` counts.
 
         Two workers never claim the same row: PostgreSQL locks the rows it picks and skips
         those another transaction holds; SQLite writes one transaction at a time.
@@ -286,8 +357,10 @@ class PoolQueue(StoreBase):
             .limit(count)
             .with_for_update(skip_locked=True)
         )
+        if first_runs is not None and first_runs <= 0:
+            pick = pick.where(pool_trials.c.attempt > 1)
         with self._write("claim trials") as conn:
-            rows = conn.execute(pick).all()
+            rows = _within(conn.execute(pick).all(), first_runs)
             if rows:
                 conn.execute(
                     update(pool_trials)
@@ -295,6 +368,13 @@ class PoolQueue(StoreBase):
                     .where(pool_trials.c.number.in_([r.number for r in rows]))
                     .values(worker_id=worker_id, claimed_at=self._clock())
                 )
+                firsts = sum(r.attempt == 1 for r in rows)
+                if firsts:
+                    conn.execute(
+                        update(pool_workers)
+                        .where(pool_workers.c.id == worker_id)
+                        .values(taken=func.coalesce(pool_workers.c.taken, 0) + firsts)
+                    )
         return [(r.number, r.attempt, r.spec) for r in rows]
 
     def add_pool_events(self, experiment_id: str, events: Iterable[dict[str, Any]]) -> None:
@@ -321,6 +401,20 @@ class PoolQueue(StoreBase):
         """The driver's answers with an id above ``after``, in id order."""
         rows = self._rows_after(pool_answers, experiment_id, after)
         return [PoolAnswer(r.id, r.number, r.attempt, r.request, r.value, r.error) for r in rows]
+
+
+def _within(rows: Sequence[Row[Any, Any, Any]], first_runs: int | None) -> list[Any]:
+    """``rows`` in order, but with no more than ``first_runs`` first runs (attempt 1)."""
+    if first_runs is None:
+        return list(rows)
+    kept = []
+    for row in rows:
+        if row.attempt == 1:
+            if first_runs <= 0:
+                continue
+            first_runs -= 1
+        kept.append(row)
+    return kept
 
 
 def _db_now(dialect: str) -> ColumnElement[float]:

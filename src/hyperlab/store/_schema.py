@@ -48,7 +48,7 @@ __all__ = [
     "trials",
 ]
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """Bumped whenever a table changes; a newer database refuses to open with older code, and an
 older one is migrated when first opened (see ``_MIGRATIONS``)."""
 
@@ -228,6 +228,10 @@ pool_workers = Table(
     Column("heartbeat_at", Double, nullable=False),
     Column("ttl", Double, nullable=False),  # its trials are lost after this long without a beat
     Column("stopped_at", Double),  # set when the worker leaves of its own accord
+    # since version 10: how many first runs it takes at most (NULL: no bound) and has taken,
+    # for drivers whose workers bring their own budget (Optuna's n_trials per process)
+    Column("max_trials", Integer),
+    Column("taken", Integer),  # NULL for a worker of version 9: none counted
     Index("ix_pool_workers_experiment", "experiment_id"),
 )
 
@@ -455,6 +459,19 @@ def _v8_to_v9(conn: Connection) -> int:
     return 9
 
 
+def _v9_to_v10(conn: Connection) -> int:
+    """Workers record how many first runs they take at most and have taken (a worker of
+    version 9 counted none: it takes no bound). A store without the pool's tables gets them
+    whole, after the migrations."""
+    found = inspect(conn)
+    if found.has_table(pool_workers.name):
+        have = {column["name"] for column in found.get_columns(pool_workers.name)}
+        for name in ("max_trials", "taken"):
+            if name not in have:
+                _add_column(conn, pool_workers, name)
+    return 10
+
+
 _MIGRATIONS = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -464,4 +481,5 @@ _MIGRATIONS = {
     6: _v6_to_v7,
     7: _v7_to_v8,
     8: _v8_to_v9,
+    9: _v9_to_v10,
 }
