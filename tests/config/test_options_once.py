@@ -133,6 +133,7 @@ def test_executor_options_are_those_of_the_executor_alone():
         "max_node_failures",
         "dask_address",
         "dask_cluster",
+        "own_trials",
     ]
 
 

@@ -68,7 +68,7 @@ class Doc:
 
 
 EXECUTOR_DOC = Doc(
-    "`command`, `processes`, `threads`, `inprocess`, `ray`, `dask`",
+    "`command`, `processes`, `threads`, `inprocess`, `ray`, `dask`, `pool`, `shared`",
     "str",
     "`inprocess`; in config files `command` for commands, `processes` for functions",
 )
@@ -316,7 +316,9 @@ class ExperimentOptions(BaseModel):
         default="inprocess",
         description="where trials run (`ray`: on a Ray cluster, `pip install 'hyperlab[ray]'`; "
         "`dask`: on a Dask cluster, `pip install 'hyperlab[dask]'`; `pool`: on the workers that "
-        "join it through the store, `hyperlab worker ID`; see [cluster.md](cluster.md)); "
+        "join it through the store, `hyperlab worker ID`; `shared`: in the driver's process "
+        "and on such workers, each bringing its own trials, as Optuna's processes on one "
+        "study; see [cluster.md](cluster.md)); "
         "in Python, `command` runs a `CommandTrial`",
     )
     trial_timeout: Annotated[
@@ -449,6 +451,16 @@ class ExperimentOptions(BaseModel):
         description="with executor `dask`, in Python only: a running Dask cluster object "
         "(`dask_jobqueue.SLURMCluster`, `distributed.LocalCluster`...) to run trials on; the "
         "store keeps its scheduler's address, which `resume` connects to",
+    )
+    own_trials: Annotated[
+        int | None, Doc("integer >= 0, or `null`", "int | None", executor=True)
+    ] = Field(
+        default=None,
+        ge=0,
+        description="with executor `shared`, how many of `max_trials` the driver runs in its "
+        "own process (`null`: as many as the workers leave); workers that join bring their own "
+        "`--max-trials` to the budget, as each process's `n_trials` counts in Optuna "
+        "([cluster.md](cluster.md))",
     )
     store_outage: Annotated[
         float, Doc("seconds or duration string, > 0 .. 86,400 (`1d`)", "float | str")

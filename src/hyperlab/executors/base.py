@@ -360,6 +360,13 @@ class Executor(ABC):
         return None
 
     @property
+    def brought_trials(self) -> int | None:
+        """Trials added to the experiment's ``max_trials`` by the workers that joined it (the
+        ``shared`` executor's: each brings its own, as Optuna's processes do); None when one
+        brings no bound. 0 for executors whose workers bring nothing."""
+        return 0
+
+    @property
     def round_trips(self) -> bool:
         """Whether its trials can wait for the driver's decision on each report (a
         ``TrialSpec.round_trip``): it answers their requests (``answer``). An assessor needs
@@ -412,6 +419,7 @@ EXECUTORS: Registry[Executor] = Registry(
         "ray": "hyperlab.executors._ray:RayExecutor",
         "dask": "hyperlab.executors._dask:DaskExecutor",
         "pool": "hyperlab.pool:PoolExecutor",
+        "shared": "hyperlab.pool:SharedExecutor",
     },
 )
 """Executor names for ``executor=``, and users' own (``register_executor``)."""

@@ -167,8 +167,13 @@ class TrialFlow(ABC):
 
     @property
     def max_trials(self) -> int | None:
-        """Trials to create at most (changed by a ``SetMaxTrials`` control)."""
-        return self.options.max_trials
+        """Trials to create at most (changed by a ``SetMaxTrials`` control), with those the
+        workers that joined brought (``Executor.brought_trials``)."""
+        limit = self.options.max_trials
+        if limit is None:
+            return None
+        brought = self.executor.brought_trials
+        return None if brought is None else limit + brought
 
     @property
     def created(self) -> int:

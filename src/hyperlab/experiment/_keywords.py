@@ -61,6 +61,11 @@ class ExecutorArgs(TypedDict, total=False):
     (``dask_jobqueue.SLURMCluster``, ``distributed.LocalCluster``...) to run trials on; the
     store keeps its scheduler's address, which ``resume`` connects to."""
 
+    own_trials: int | None
+    """With executor ``shared``, how many of ``max_trials`` the driver runs in its own process
+    (``null``: as many as the workers leave); workers that join bring their own ``--max-trials``
+    to the budget, as each process's ``n_trials`` counts in Optuna (cluster.md)."""
+
 
 class Options(TypedDict, total=False):
     """The keyword options of ``run`` and ``Experiment``; any left out takes its default."""
@@ -133,8 +138,9 @@ class Options(TypedDict, total=False):
     executor: str
     """Where trials run (``ray``: on a Ray cluster, ``pip install 'hyperlab[ray]'``; ``dask``: on a
     Dask cluster, ``pip install 'hyperlab[dask]'``; ``pool``: on the workers that join it
-    through the store, ``hyperlab worker ID``; see cluster.md); in Python, ``command`` runs a
-    ``CommandTrial``."""
+    through the store, ``hyperlab worker ID``; ``shared``: in the driver's process and on such
+    workers, each bringing its own trials, as Optuna's processes on one study; see cluster.md);
+    in Python, ``command`` runs a ``CommandTrial``."""
 
     trial_timeout: float | str | None
     """A trial running longer is FAILED (a command's process group gets SIGTERM, then SIGKILL)."""
@@ -178,7 +184,7 @@ class Options(TypedDict, total=False):
     executor_args: ExecutorArgs | Mapping[str, Any] | None
     """The executor's own options, checked as the others are: ``gpus``, ``max_log_bytes``,
     ``echo_output``, ``ray_address``, ``resources``, ``max_node_failures``, ``dask_address``,
-    ``dask_cluster``."""
+    ``dask_cluster``, ``own_trials``."""
 
     # deprecated: the executor's options, given as keywords of their own
 
@@ -205,3 +211,6 @@ class Options(TypedDict, total=False):
 
     dask_cluster: Any
     """Deprecated: give it in ``executor_args`` (``executor_args={'dask_cluster': ...}``)."""
+
+    own_trials: int | None
+    """Deprecated: give it in ``executor_args`` (``executor_args={'own_trials': ...}``)."""

@@ -246,7 +246,15 @@ def make_executor(options: ExperimentOptions, objective: Callable[..., Any]) -> 
             "resources": options.resources,
             "max_node_failures": options.max_node_failures,
         }
-    for field, owner in (("ray_address", "ray"), ("resources", "ray"), ("dask_address", "dask")):
+    elif options.executor == "shared":
+        extra = {"own_trials": options.own_trials}
+    owners = (
+        ("ray_address", "ray"),
+        ("resources", "ray"),
+        ("dask_address", "dask"),
+        ("own_trials", "shared"),
+    )
+    for field, owner in owners:
         if field not in extra and getattr(options, field) is not None:
             raise ConfigError(
                 f"{field}: applies to executor={owner!r}, got {getattr(options, field)!r} "

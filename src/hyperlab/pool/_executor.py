@@ -38,6 +38,7 @@ class _Run:
     """A submitted (or adopted) trial's run, as the driver follows it."""
 
     attempt: int
+    spec: TrialSpec | None = None  # as submitted (None: adopted)
     adopted: bool = False
     skip_reports: int = 0  # reports the store already has (an adopted run)
     deadline: float | None = None  # monotonic: trial_timeout's
@@ -101,12 +102,28 @@ class PoolExecutor(Executor):
         return self._store
 
     @property
+    def experiment(self) -> str:
+        """The id of the experiment whose trials it offers ("" before ``attach``)."""
+        return self._experiment
+
+    @property
     def running(self) -> int:
         return len(self._active)
 
     def submit(self, spec: TrialSpec) -> None:
         self.store.offer_pool_trial(self._experiment, spec.number, spec.attempt, spec_to_json(spec))
-        self._active[spec.number] = _Run(spec.attempt)
+        self._active[spec.number] = _Run(spec.attempt, spec)
+
+    def withdraw(self, number: int) -> TrialSpec | None:
+        """Take back trial ``number``'s offer if no worker claimed it yet: its spec, to run
+        elsewhere (no event is delivered); None once a worker did."""
+        run = self._active.get(number)
+        if run is None or run.spec is None:
+            return None
+        if not self.store.withdraw_pool_trial(self._experiment, number):
+            return None
+        del self._active[number]
+        return run.spec
 
     def adopt(self, spec: TrialSpec, *, reports: int) -> float | None:
         for claim in self.store.pool_claims(self._experiment):
