@@ -14,6 +14,7 @@ callbacks), after the view has the trial.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import copy
 import dataclasses
 import gc
@@ -31,7 +32,7 @@ from hyperlab.experiment import Callback
 from hyperlab.trial import Report
 from hyperlab.trial import Trial as Record
 
-__all__ = ["OptimizeHooks", "TrialView", "ended_specs"]
+__all__ = ["OptimizeHooks", "TrialView", "WorkerHooks", "ended_specs"]
 
 
 class TrialView:
@@ -196,6 +197,9 @@ class OptimizeHooks(Callback):
         view: The study's trials.
         callbacks: Optuna's callbacks, ``callback(study, frozen_trial)``.
         collect: Run ``gc.collect()`` after each trial.
+        own_only: Log and call the callbacks only for the trials this process ran (a study
+            other processes' workers run trials of: each logs and calls back its own, as
+            Optuna's processes do).
     """
 
     def __init__(
@@ -205,12 +209,14 @@ class OptimizeHooks(Callback):
         view: TrialView,
         callbacks: list[Callable[[Any, FrozenTrial], None]],
         collect: bool,
+        own_only: bool = False,
     ) -> None:
         self.study = study
         self.objective = objective
         self.view = view
         self.callbacks = callbacks
         self.collect = collect
+        self.own_only = own_only
 
     def on_trial_start(self, trial: Record) -> None:
         self.view.started(trial)
@@ -224,10 +230,58 @@ class OptimizeHooks(Callback):
         live = self.objective.trials.pop(trial.number, None)
         failure = self.objective.failures.pop(trial.number, None)
         frozen = self.view.ended(trial, ended_specs(trial, live, self.study.grid_names))
+        if live is None and self.own_only:
+            return  # a worker ran it, in the process that logs it and calls back
         params = frozen.params if live is None else live.params
         log_trial(frozen, params, self.view.best, failure, trial.error)
         for callback in self.callbacks:
             callback(self.study, frozen)
+
+
+class WorkerHooks:
+    """What a process that joined a study as a worker does after each trial it ran, once
+    the driver recorded its end: log Optuna's line, collect garbage, call its callbacks
+    (``Worker``'s ``after_trial``).
+
+    Args:
+        study: The study, as the callbacks get it (it reads the store).
+        objective: This process's objective (its live trials and what failed them).
+        callbacks: Optuna's callbacks, ``callback(study, frozen_trial)``.
+        collect: Run ``gc.collect()`` after each trial.
+    """
+
+    def __init__(
+        self,
+        study: Any,
+        objective: Objective,
+        callbacks: list[Callable[[Any, FrozenTrial], None]],
+        collect: bool,
+    ) -> None:
+        self.study = study
+        self.objective = objective
+        self.callbacks = callbacks
+        self.collect = collect
+
+    def __call__(self, number: int) -> bool:
+        """Trial ``number``, which ran here, ended: False while the store does not have it."""
+        study = self.study
+        record = study._store().get_trial(study._id, number)
+        if not record.status.is_finished():
+            return False
+        if self.collect:
+            gc.collect()
+        live = self.objective.trials.pop(number, None)
+        failure = self.objective.failures.pop(number, None)
+        frozen = FrozenTrial.from_record(record, ended_specs(record, live, study.grid_names))
+        params = frozen.params if live is None else live.params
+        best = None
+        if frozen.state is TrialState.COMPLETE and trial_logger().isEnabledFor(logging.INFO):
+            with contextlib.suppress(ValueError, RuntimeError):  # none yet, several objectives
+                best = study._best()
+        log_trial(frozen, params, best, failure, record.error)
+        for callback in self.callbacks:
+            callback(study, frozen)
+        return True
 
 
 def ended_specs(

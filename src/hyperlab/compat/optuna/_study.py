@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from hyperlab.compat.optuna._asktell import AskTell, check_told
 from hyperlab.compat.optuna._frames import pareto_front, trials_frame
-from hyperlab.compat.optuna._hooks import OptimizeHooks, TrialView
+from hyperlab.compat.optuna._hooks import OptimizeHooks, TrialView, WorkerHooks
+from hyperlab.compat.optuna._joining import Joining
 from hyperlab.compat.optuna._objective import Objective, metric_names, stored_constraints
 from hyperlab.compat.optuna.pruners import BasePruner
 from hyperlab.compat.optuna.samplers import BaseSampler
@@ -37,6 +38,7 @@ from hyperlab.compat.optuna.trial import FrozenTrial, Trial, TrialState
 from hyperlab.config import MAX_TRIALS, validate_options
 from hyperlab.errors import ConfigError, ExperimentBusy, TrialError
 from hyperlab.experiment import Callback, Experiment
+from hyperlab.pool import Worker
 from hyperlab.store import Store
 from hyperlab.trial import Trial as Record
 from hyperlab.tuners import tuner_class
@@ -87,6 +89,8 @@ class Study:
         self._kept: tuple[TrialView, int] | None = None
         self._lock = threading.Lock()
         self._session_lock = threading.Lock()
+        self._worker: Worker | None = None  # while optimize runs as another process's worker
+        self._stop_asked = False  # by stop(), during this process's optimize
 
     def __getstate__(self) -> dict[str, Any]:
         """The study without what only this process has (its running experiment, locks)."""
@@ -99,6 +103,7 @@ class Study:
             "_reader",
             "_view",
             "_kept",
+            "_worker",
         ):
             state.pop(name)
         return state
@@ -106,7 +111,7 @@ class Study:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._experiment, self._session, self._reader, self._view = None, None, None, None
-        self._kept = None
+        self._kept, self._worker = None, None
         self._lock, self._session_lock = threading.Lock(), threading.Lock()
 
     # ---- what it is ------------------------------------------------------------------------
@@ -185,32 +190,82 @@ class Study:
             raise ValueError(f"n_jobs: expected a positive int or -1, got {n_jobs!r}")
         self._end_session()
         objective = Objective(self, func, caught)
-        stored = self.get_trials(deepcopy=False)
-        self._kept = None
-        view = TrialView(stored, self._maximize(), objective.trials.get)
-        hooks = [OptimizeHooks(self, objective, view, list(callbacks or ()), gc_after_trial)]
-        executor = "inprocess" if jobs == 1 else "threads"
-        experiment = self._start(
-            objective, n_trials, jobs, executor, hooks, show_progress_bar, created=_created(stored)
-        )
-        self._experiment = experiment
-        self._view = view
+        self._stop_asked = False
         timer = None
         if timeout is not None:
             timer = threading.Timer(float(timeout), self.stop)
             timer.daemon = True
             timer.start()
+        joining = Joining(self)
+        left = n_trials
         try:
-            experiment.run()
-        except TrialError:
-            pass  # every trial failed: Optuna's optimize returns, the trials say FAIL
+            while not self._stop_asked:
+                left = self._drive_or_join(
+                    objective,
+                    left,
+                    jobs,
+                    list(callbacks or ()),
+                    gc_after_trial,
+                    show_progress_bar,
+                    joining,
+                )
+                if left == 0:
+                    break
         finally:
             if timer is not None:
                 timer.cancel()
-            self._experiment = self._view = None
-        self._keep(view)
         if objective.fatal is not None:
             raise objective.fatal
+
+    def _drive_or_join(
+        self,
+        objective: Objective,
+        n_trials: int | None,
+        jobs: int,
+        callbacks: list[Callable[[Study, FrozenTrial], None]],
+        gc_after_trial: bool,
+        show_progress_bar: bool,
+        joining: Joining,
+    ) -> int | None:
+        """Run ``n_trials`` (None: until stopped) driving the study, or, on a shared store
+        where another process drives it, as its worker (``_joining``); how many are left to
+        run (0 once driven)."""
+        shared = self._storage is not None and not self._store().in_memory
+        after = WorkerHooks(self, objective, callbacks, gc_after_trial)
+        if shared and self._id is not None:
+            try:  # before its trials are read: a driver that runs now may still add some
+                self._store().get_experiment(self._id).check_not_running()
+            except ExperimentBusy as busy:
+                return joining.join(objective, n_trials, jobs, after, busy)
+        stored = self.get_trials(deepcopy=False)
+        self._kept = None
+        view = TrialView(stored, self._maximize(), objective.trials.get)
+        hooks = [OptimizeHooks(self, objective, view, callbacks, gc_after_trial, shared)]
+        executor = "shared" if shared else "inprocess" if jobs == 1 else "threads"
+        try:
+            experiment = self._start(
+                objective,
+                n_trials,
+                jobs,
+                executor,
+                hooks,
+                show_progress_bar,
+                created=_created(stored),
+            )
+            self._experiment = experiment
+            self._view = view
+            try:
+                experiment.run()
+            finally:
+                self._experiment = self._view = None
+        except TrialError:
+            pass  # every trial failed: Optuna's optimize returns, the trials say FAIL
+        except ExperimentBusy as busy:
+            if not shared:
+                raise
+            return joining.join(objective, n_trials, jobs, after, busy)
+        self._keep(view)
+        return 0
 
     def _keep(self, view: TrialView) -> None:
         """Keep the ended ``optimize``'s view for the reads after it, with the change cursor
@@ -267,6 +322,7 @@ class Study:
                 max_trials=UNBOUNDED if n_trials is None else n_trials,
                 concurrency=jobs,
                 executor=executor,
+                executor_args=_executor_args(executor, n_trials),
                 storage=self._storage,
                 seed=self.sampler.seed,
                 progress=progress,
@@ -284,20 +340,14 @@ class Study:
                 f"study {self.study_name!r}: GridSampler({grid}) is not the grid the study "
                 f"was created with ({record.space}); create a new study for another grid"
             )
-        try:
-            record.check_not_running()
-        except ExperimentBusy as exc:
-            raise ExperimentBusy(
-                f"study {self.study_name!r}: {exc}. Optuna lets several processes optimize "
-                "one study; hyperlab runs one driver per study: use n_jobs (or hyperlab's "
-                "processes or ray executors) to run its trials in parallel"
-            ) from None
+        record.check_not_running()  # another process drives it: this one joins (_joining)
         stored = record.options.model_dump()
         stored.update(
             self._algorithms(),  # Optuna stores neither: a loaded study runs with those given
             max_trials=UNBOUNDED if n_trials is None else created + n_trials,
             concurrency=jobs,
             executor=executor,
+            **_executor_args(executor, n_trials),
         )
         options = validate_options(**stored)
         return Experiment.attach(store, record, options, objective, progress, self._storage, hooks)
@@ -347,6 +397,10 @@ class Study:
         if self._session is not None:
             self._end_session()
             return
+        self._stop_asked = True
+        worker = self._worker
+        if worker is not None:  # this process runs another's trials: it takes no more
+            worker.finish()
         if self._experiment is not None:
             with contextlib.suppress(ConfigError):  # it does not run (any more): nothing to stop
                 self._experiment.drain()
@@ -564,6 +618,12 @@ class Study:
             "Study.add_trials: import finished trials with `hyperlab import-optuna` or "
             "hyperlab.Experiment.import_data"
         )
+
+
+def _executor_args(executor: str, n_trials: int | None) -> dict[str, Any]:
+    """The ``shared`` executor runs ``n_trials`` in this process, as the workers that join
+    bring theirs (the others take no ``own_trials``, whatever an earlier run stored)."""
+    return {"own_trials": n_trials if executor == "shared" else None}
 
 
 def _created(trials: Iterable[FrozenTrial]) -> int:
