@@ -25,7 +25,7 @@ def test_a_resume_built_before_another_driver_ran_refuses_to_start(tmp_path: Pat
     early = hyperlab.Experiment.resume(first.experiment_id, storage=storage, max_trials=5)
     late = hyperlab.Experiment.resume(first.experiment_id, storage=storage, max_trials=5)
     early.run()
-    with pytest.raises(ExperimentBusy, match="another driver ran it .* load it again"):
+    with pytest.raises(ExperimentBusy, match=r"another driver ran it .* load it again"):
         late.run()
     with Store.open(storage) as store:
         numbers = [t.number for t in store.get_trials(first.experiment_id, reports=False)]
@@ -35,4 +35,6 @@ def test_a_resume_built_before_another_driver_ran_refuses_to_start(tmp_path: Pat
     again = hyperlab.Experiment.resume(first.experiment_id, storage=storage, max_trials=6)
     again.run()  # a fresh read continues it
     with Store.open(storage) as store:
-        assert [t.number for t in store.get_trials(first.experiment_id, reports=False)] == list(range(6))
+        assert [t.number for t in store.get_trials(first.experiment_id, reports=False)] == list(
+            range(6)
+        )
