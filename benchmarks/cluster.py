@@ -23,7 +23,10 @@ PostgreSQL (each run in a new schema of ``--server``, its tables made before the
   it: each process ``optuna.create_study(study_name=..., storage=URL, load_if_exists=True,
   sampler=RandomSampler(seed=i))`` then ``study.optimize(objective, n_trials=N/4)``; the
   processes import Optuna first and start together at a barrier. Compared with the pool's 4
-  workers.
+  workers;
+- **compat**: that script with its import changed to ``hyperlab.compat.optuna``, in 4
+  processes on one study: the first to reach it drives, the others join it as workers
+  (docs/cluster.md). Compared with Optuna's 4 processes.
 
 Every contender runs a few trials untimed first (imports, Dask's and Ray's first-use costs). A
 run's wall time is from the driver's creation (Optuna: the barrier) to its end (Optuna: the
@@ -53,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import logging
 import os
@@ -77,7 +81,10 @@ DEADLINE = 600.0
 TARGET_SPEEDUP = 3.5
 """The pool's 4 workers over its 1 worker on ``sleep`` trials, at least."""
 TARGET_OPTUNA = 1.0
-"""The pool's 4 workers over Optuna's 4 processes, at least."""
+"""The pool's 4 workers over Optuna's 4 processes, at least (and the same script on
+``hyperlab.compat.optuna``'s 4 processes)."""
+COMPAT = "hyperlab.compat.optuna"
+"""The Optuna script's import, changed."""
 KINDS = ("noop", "sleep")
 
 
@@ -274,8 +281,7 @@ def child(args: argparse.Namespace) -> int:
         _wait_for(Path(args.go))
         command = ["worker", args.id, "--storage", args.url, "--concurrency", "1"]
         return cli_main([*command, "--executor", args.worker_executor])
-    import optuna
-
+    optuna = importlib.import_module(args.library)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     Path(args.ready).touch()
     _wait_for(Path(args.go))
@@ -408,21 +414,28 @@ def run_executor(
     return clock.timing(trials, _check(result, trials), count_cpu=executor != "ray")
 
 
-def run_optuna(kind: str, trials: int, url: str, work: Path, clock: Clock) -> Timing:
-    """The same Optuna script in ``OPTUNA_PROCESSES`` processes on one study."""
-    import optuna
-    from sqlalchemy import create_engine, text
+def run_optuna(
+    kind: str, trials: int, url: str, work: Path, clock: Clock, library: str = "optuna"
+) -> Timing:
+    """The same Optuna script in ``OPTUNA_PROCESSES`` processes on one study, on ``library``
+    (Optuna, or ``hyperlab.compat.optuna``: the script with its import changed)."""
+    optuna = importlib.import_module(library)
+    if library == "optuna":
+        optuna.storages.RDBStorage(url).remove_session()  # its tables, before the clock
+    else:
+        from hyperlab.store import Store
 
-    optuna.storages.RDBStorage(url).remove_session()  # its tables, before the clock
-    work = work / f"optuna-{kind}-{uuid.uuid4().hex[:6]}"
+        Store.open(url).close()  # its tables, before the clock
+    work = work / f"{library}-{kind}-{uuid.uuid4().hex[:6]}"
     work.mkdir(parents=True)
     go = work / "go"
     names = [f"p{i}" for i in range(OPTUNA_PROCESSES)]
     each = trials // OPTUNA_PROCESSES
     procs = []
     for i, name in enumerate(names):
-        arguments = ["--child", "optuna", "--url", url, "--kind", kind, "--index", str(i)]
-        arguments += ["--trials", str(each), "--go", str(go), "--out", str(work / f"{name}.json")]
+        arguments = ["--child", "optuna", "--library", library, "--url", url, "--kind", kind]
+        arguments += ["--index", str(i), "--trials", str(each), "--go", str(go)]
+        arguments += ["--out", str(work / f"{name}.json")]
         procs.append(_spawn(work, name, arguments))
     _wait_ready(work, names, procs)
     clock.start()
@@ -440,17 +453,16 @@ def run_optuna(kind: str, trials: int, url: str, work: Path, clock: Clock) -> Ti
         for name, (code, _, err) in zip(names, ended, strict=True)
         if code != 0
     ]
-    engine = create_engine(url)
-    with engine.connect() as conn:
-        rows = conn.execute(text("SELECT state FROM trials")).all()
-        studies = conn.execute(text("SELECT count(*) FROM studies")).scalar()
-    engine.dispose()
-    if len(rows) != trials:
-        problems.append(f"{len(rows)} trials stored, not {trials}")
-    if any(state != "COMPLETE" for (state,) in rows):
+    studies = optuna.get_all_study_names(storage=url)
+    stored = optuna.load_study(study_name="cluster", storage=url).trials if studies else []
+    if len(stored) != trials:
+        problems.append(f"{len(stored)} trials stored, not {trials}")
+    if len({t.number for t in stored}) != len(stored):
+        problems.append("a trial number stored twice")
+    if any(t.state.name != "COMPLETE" for t in stored):
         problems.append("trials not COMPLETE")
-    if studies != 1:
-        problems.append(f"{studies} studies, not 1")
+    if len(studies) != 1:
+        problems.append(f"{len(studies)} studies, not 1")
     return clock.timing(trials, problems)
 
 
@@ -498,6 +510,9 @@ def measure(args: argparse.Namespace, server: Server, work: Path) -> dict[tuple,
             with server.schema("optuna") as url:
                 timing = run_optuna(kind, args.trials, url, work, clock)
             record(("optuna", OPTUNA_PROCESSES, kind), timing)
+            with server.schema("compat") as url:
+                timing = run_optuna(kind, args.trials, url, work, clock, COMPAT)
+            record(("compat", OPTUNA_PROCESSES, kind), timing)
     if not args.skip_dask:
         measure_dask(args, server, work, clock, record)
     if not args.skip_ray:
@@ -617,16 +632,17 @@ def report(args: argparse.Namespace, timings: dict[tuple, Timing]) -> None:
             if contender == "pool" and kind == "sleep":
                 target = f"  target >= {TARGET_SPEEDUP:g}x: {verdict(ratio, TARGET_SPEEDUP)}"
             print(f"  {contender} 4 workers / 1 worker, {kind}: {ratio:.2f}x{target}")
-    for kind in KINDS:
-        pool = timings.get(("pool", OPTUNA_PROCESSES, kind))
-        peer = timings.get(("optuna", OPTUNA_PROCESSES, kind))
-        if pool is None or peer is None:
-            continue
-        ratio = pool.rate / peer.rate
-        print(
-            f"  pool 4 workers / optuna 4 processes, {kind}: {ratio:.2f}x  target >= "
-            f"{TARGET_OPTUNA:g}x: {verdict(ratio, TARGET_OPTUNA)}"
-        )
+    for contender, what in (("pool", "pool 4 workers"), ("compat", "compat 4 processes")):
+        for kind in KINDS:
+            ours = timings.get((contender, OPTUNA_PROCESSES, kind))
+            peer = timings.get(("optuna", OPTUNA_PROCESSES, kind))
+            if ours is None or peer is None:
+                continue
+            ratio = ours.rate / peer.rate
+            print(
+                f"  {what} / optuna 4 processes, {kind}: {ratio:.2f}x  target >= "
+                f"{TARGET_OPTUNA:g}x: {verdict(ratio, TARGET_OPTUNA)}"
+            )
     if not any(("pool", 4, kind) in timings for kind in KINDS):
         print("  (the targets need 4 in --workers, and 1 for the speed-up)")
     problems = [(key, p) for key, t in timings.items() for p in t.problems]
@@ -675,6 +691,7 @@ def main() -> None:
     for name in ("--url", "--id", "--ready", "--go", "--out", "--kind"):
         parser.add_argument(name, help=argparse.SUPPRESS)
     parser.add_argument("--index", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--library", default="optuna", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         sys.exit(child(args))
