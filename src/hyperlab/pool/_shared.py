@@ -171,7 +171,8 @@ class SharedExecutor(Executor):
     def _listen(self, event: Event) -> None:
         self._delivered += 1
         if isinstance(event, END_EVENTS):
-            self._where.pop(event.number, None)
+            if self._where.pop(event.number, None) is self._pool:
+                self._next_refresh = 0.0  # a worker's slot is free: offer it another at once
             if isinstance(event, Lost):
                 self._lost += 1
         assert self._outer is not None

@@ -102,8 +102,9 @@ class Worker:
         after_trial: Called with the number of each trial that ran here, once the driver
             recorded its end (the store has it); it returns False while the store does not
             have it yet (it is called again on the next turn, for ``ttl`` seconds at most).
-            The trial's slot stays taken until then, as Optuna's callbacks run in the
-            process of the trial before its next one.
+        after_trial_holds: Whether the trial's slot stays taken until ``after_trial``
+            returned True, as Optuna's callbacks run in the process of the trial before its
+            next one (a callback may stop the process); else the next trial starts at once.
 
     Raises:
         WorkerRefused: see the class; ConfigError for bad options.
@@ -122,6 +123,7 @@ class Worker:
         max_trials: int | None = None,
         objective: Any = None,
         after_trial: Callable[[int], bool] | None = None,
+        after_trial_holds: bool = True,
     ) -> None:
         if max_trials is not None and (
             isinstance(max_trials, bool) or not isinstance(max_trials, int) or max_trials < 1
@@ -165,6 +167,7 @@ class Worker:
         self._leaving = False
         self._finishing = threading.Event()
         self.after_trial = after_trial
+        self.after_trial_holds = after_trial_holds
         self._settling: dict[int, float] = {}  # ended here -> until when after_trial waits
 
     def _join(self, experiment: str) -> ExperimentRecord:
@@ -286,7 +289,9 @@ class Worker:
                 del self._settling[number]
 
     def _claim(self) -> None:
-        free = self.executor.free_slots - len(self._settling)
+        free = self.executor.free_slots
+        if self.after_trial_holds:
+            free -= len(self._settling)
         if free <= 0 or self.done:
             return
         left = None if self.max_trials is None else self.max_trials - self.taken

@@ -57,12 +57,15 @@ class Joining:
         jobs: int,
         after_trial: Callable[[int], bool],
         busy: ExperimentBusy,
+        *,
+        holds: bool = True,
     ) -> int | None:
         """Run trials of the study as a worker of the process that drives it: how many of
         ``n_trials`` are left to run (None: no bound) when the worker left, or ``n_trials``
         itself when there is no driver to join (the study was being started, or just ended):
         the caller tries to drive it. ``after_trial`` logs and calls back each trial that
-        ran here (``WorkerHooks``).
+        ran here (``WorkerHooks``); with ``holds``, before the next trial starts (callbacks
+        that may stop this process), else as the next one runs (a log line).
 
         Raises:
             ExperimentBusy: ``busy``, reworded, when the study's driver runs it with an
@@ -92,6 +95,7 @@ class Joining:
                 max_trials=n_trials,
                 objective=objective,
                 after_trial=after_trial,
+                after_trial_holds=holds,
             )
         except WorkerRefused:  # not running (yet, or any more): drive it from here
             time.sleep(RETRY)

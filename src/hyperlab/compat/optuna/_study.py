@@ -232,11 +232,12 @@ class Study:
         run (0 once driven)."""
         shared = self._storage is not None and not self._store().in_memory
         after = WorkerHooks(self, objective, callbacks, gc_after_trial)
+        holds = bool(callbacks) or gc_after_trial  # else only a log line: no need to wait
         if shared and self._id is not None:
             try:  # before its trials are read: a driver that runs now may still add some
                 self._store().get_experiment(self._id).check_not_running()
             except ExperimentBusy as busy:
-                return joining.join(objective, n_trials, jobs, after, busy)
+                return joining.join(objective, n_trials, jobs, after, busy, holds=holds)
         stored = self.get_trials(deepcopy=False)
         self._kept = None
         view = TrialView(stored, self._maximize(), objective.trials.get)
@@ -263,7 +264,7 @@ class Study:
         except ExperimentBusy as busy:
             if not shared:
                 raise
-            return joining.join(objective, n_trials, jobs, after, busy)
+            return joining.join(objective, n_trials, jobs, after, busy, holds=holds)
         self._keep(view)
         return 0
 
