@@ -453,10 +453,11 @@ class ExperimentOptions(BaseModel):
         "store keeps its scheduler's address, which `resume` connects to",
     )
     own_trials: Annotated[
-        int | None, Doc("integer >= 0, or `null`", "int | None", executor=True)
+        int | None, Doc("integer, 0 .. 2^31 - 1, or `null`", "int | None", executor=True)
     ] = Field(
         default=None,
         ge=0,
+        le=MAX_TRIALS,
         description="with executor `shared`, how many of `max_trials` the driver runs in its "
         "own process (`null`: as many as the workers leave); workers that join bring their own "
         "`--max-trials` to the budget, as each process's `n_trials` counts in Optuna "
