@@ -19,7 +19,9 @@ def main() -> None:
     if ignore:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # inherited by the child
     child = subprocess.Popen(["sleep", "60"])
-    (hyperlab.trial_dir() / "pids.txt").write_text(f"{os.getpid()} {child.pid}\n")
+    folder = hyperlab.trial_dir()  # written whole, then renamed: a reader never sees half
+    (folder / "pids.tmp").write_text(f"{os.getpid()} {child.pid}\n")
+    os.replace(folder / "pids.tmp", folder / "pids.txt")
     hyperlab.report(child=child.pid)
     time.sleep(60)
 
