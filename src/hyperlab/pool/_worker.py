@@ -65,7 +65,16 @@ RUNS = (ExperimentStatus.RUNNING, ExperimentStatus.NO_MORE_TRIAL)
 
 class WorkerRefused(HyperlabError):
     """The worker cannot join: no such experiment, one that does not run, a store it must not
-    share, another hyperlab version. The command exits 2."""
+    share, another hyperlab version. The command exits 2.
+
+    Attributes:
+        not_running: True when the only reason is that the experiment does not run now (it
+            may soon: a driver is starting it, or one may continue it).
+    """
+
+    def __init__(self, message: str, *, not_running: bool = False) -> None:
+        super().__init__(message)
+        self.not_running = not_running
 
 
 class Unloadable:
@@ -179,7 +188,8 @@ class Worker:
         if record.status not in RUNS:
             raise WorkerRefused(
                 f"experiment {record.id}: workers join a running experiment (RUNNING or "
-                f"NO_MORE_TRIAL), its status is {record.status.name}"
+                f"NO_MORE_TRIAL), its status is {record.status.name}",
+                not_running=True,
             )
         if record.options.executor not in POOLED_EXECUTORS:
             raise WorkerRefused(

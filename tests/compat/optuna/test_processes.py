@@ -128,3 +128,24 @@ def test_max_trials_callback_bounds_the_total(library: str, storage: str) -> Non
     assert total <= len(trials) <= total + PROCESSES - 1
     assert sorted(numbers) == sorted(t.number for t in trials)
     assert {t.state.name for t in trials} == {"COMPLETE"}
+
+
+def test_a_process_that_cannot_join_says_why_at_once(tmp_path: Any) -> None:
+    """A study driven on another machine, on a SQLite file (whose locking does not hold over
+    networked file systems): the second process cannot be its worker, and says so."""
+    import hyperlab.compat.optuna as optuna
+    from hyperlab.errors import ExperimentBusy
+    from hyperlab.store import Store
+    from hyperlab.trial import ExperimentStatus
+
+    storage = str(tmp_path / "study.db")
+    study = optuna.create_study(study_name="shared", storage=storage)
+    study.optimize(lambda trial: trial.suggest_float("x", 0, 1), n_trials=1)
+    with Store.open(storage) as store:  # as a driver on another host, holding its lease, left it
+        store.update_experiment(
+            study.experiment_id, status=ExperimentStatus.RUNNING, driver_host="elsewhere"
+        )
+        lease = store.acquire_lease(study.experiment_id, owner="elsewhere", pid=1, ttl=600.0)
+        assert lease.experiment_id == study.experiment_id
+    with pytest.raises(ExperimentBusy, match=r"cannot join it: storage: .* SQLite file"):
+        study.optimize(lambda trial: trial.suggest_float("x", 0, 1), n_trials=1)

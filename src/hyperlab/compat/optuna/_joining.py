@@ -69,7 +69,9 @@ class Joining:
 
         Raises:
             ExperimentBusy: ``busy``, reworded, when the study's driver runs it with an
-                executor workers cannot join, or none could be joined or driven in time.
+                executor workers cannot join, or none could be joined or driven in time; or
+                why this process cannot be its worker (a SQLite file driven on another
+                machine, another store schema).
         """
         study = self.study
         assert study._id is not None
@@ -97,8 +99,13 @@ class Joining:
                 after_trial=after_trial,
                 after_trial_holds=holds,
             )
-        except WorkerRefused:  # not running (yet, or any more): drive it from here
-            time.sleep(RETRY)
+        except WorkerRefused as refused:
+            if not refused.not_running:
+                raise ExperimentBusy(
+                    f"study {study.study_name!r}: another process drives it and this one "
+                    f"cannot join it: {refused}"
+                ) from None
+            time.sleep(RETRY)  # not running (yet, or any more): drive it from here
             return n_trials
         study._worker = worker
         try:
