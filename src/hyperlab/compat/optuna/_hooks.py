@@ -14,7 +14,6 @@ callbacks), after the view has the trial.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import copy
 import dataclasses
 import gc
@@ -275,9 +274,14 @@ class WorkerHooks:
         frozen = FrozenTrial.from_record(record, ended_specs(record, live, study.grid_names))
         params = frozen.params if live is None else live.params
         best = None
-        if frozen.state is TrialState.COMPLETE and trial_logger().isEnabledFor(logging.INFO):
-            with contextlib.suppress(ValueError, RuntimeError):  # none yet, several objectives
-                best = study._best()
+        maximize = study._maximize()  # None with several objectives: no best trial
+        if (
+            maximize is not None
+            and frozen.state is TrialState.COMPLETE
+            and trial_logger().isEnabledFor(logging.INFO)
+        ):  # the line's "Best is trial N": one indexed query, not a read of every trial
+            found = study._store().get_best_trial(study._id, "max" if maximize else "min")
+            best = None if found is None else FrozenTrial.from_record(found, {})
         log_trial(frozen, params, best, failure, record.error)
         for callback in self.callbacks:
             callback(study, frozen)
