@@ -133,7 +133,7 @@ class SharedExecutor(Executor):
         self._workers = self._pool.store.pool_workers(self._pool.experiment)
         if any(w.alive for w in self._workers):
             self._to_threads()
-        if self._unclaimed() and not any(w.alive and not _took_all(w) for w in self._workers):
+        if self._unclaimed() and not any(w.alive and not w.took_all for w in self._workers):
             self._take_back()
 
     def _to_threads(self) -> None:
@@ -240,7 +240,3 @@ class SharedExecutor(Executor):
     def detach(self) -> None:
         self._here.close()
         self._pool.detach()
-
-
-def _took_all(worker: PoolWorker) -> bool:
-    return worker.max_trials is not None and worker.taken >= worker.max_trials

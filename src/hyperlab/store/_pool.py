@@ -82,6 +82,11 @@ class PoolWorker:
     held: int
 
     @property
+    def took_all(self) -> bool:
+        """Whether it took its ``max_trials`` (it claims no first run any more)."""
+        return self.max_trials is not None and self.taken >= self.max_trials
+
+    @property
     def room(self) -> int:
         """How many more trials it would claim now (0 once gone)."""
         if not self.alive:
