@@ -113,6 +113,10 @@ def optuna_objective(kind: str) -> Callable[[Any], float]:
     return objective
 
 
+SEARCH = {"tuner": "random", "seed": 0, "progress": False}
+"""How every hyperlab contender searches: the same random proposals, no progress lines."""
+
+
 def _space() -> dict[str, Any]:
     import hyperlab
 
@@ -352,10 +356,8 @@ def run_pool(
             executor="pool",
             concurrency=workers,
             max_trials=trials,
-            tuner="random",
-            seed=0,
-            progress=False,
             working_dir=str(work),
+            **SEARCH,
         )
         experiment.start()
         go.touch()
@@ -405,10 +407,8 @@ def run_executor(
         executor_args=executor_args or {},
         concurrency=concurrency,
         max_trials=trials,
-        tuner="random",
-        seed=0,
-        progress=False,
         working_dir=str(folder),
+        **SEARCH,
     )
     clock.stop()
     return clock.timing(trials, _check(result, trials), count_cpu=executor != "ray")
